@@ -1,0 +1,124 @@
+"""Saving and loading embeddings: word2vec text format and NumPy ``.npy``.
+
+* word2vec text (any suffix but ``.npy``): a header ``n d``, then ``node_id v_1 ... v_d`` per
+  line, readable by gensim's ``KeyedVectors.load_word2vec_format``.
+* ``.npy``: the ``n x d`` matrix in node order. When the node ids are not ``0..n-1`` they are
+  written beside it, one per line, to ``NAME.nodes.txt``.
+
+Writes go to a temporary file that is renamed into place, so a failed run leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from kernelne.errors import InputError
+from kernelne.graph import iter_records
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path in ``path``'s folder; on success rename it to ``path``."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise InputError("cannot write: its folder does not exist", path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def nodes_sidecar(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.stem + ".nodes.txt")
+
+
+def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | None = None) -> None:
+    """Write ``vectors`` (row i belongs to ``nodes[i]``) in the format its suffix names."""
+    path = Path(path)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    n = vectors.shape[0]
+    if nodes is None:
+        nodes = np.arange(n)
+    identity = np.asarray(nodes).dtype.kind in "iu" and np.array_equal(nodes, np.arange(n))
+    if path.suffix == ".npy":
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, vectors)
+        side = nodes_sidecar(path)
+        if not identity:
+            with atomic_path(side) as tmp:
+                tmp.write_text("".join(f"{x}\n" for x in nodes))
+        elif side.exists():
+            side.unlink()
+        return
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(f"{n} {vectors.shape[1]}\n")
+        for node, row in zip(nodes, vectors, strict=True):
+            fh.write(str(node) + " " + " ".join(f"{x:.6g}" for x in row) + "\n")
+
+
+def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read an embedding written by :func:`save_embedding` (or by word2vec / gensim).
+
+    Returns ``(vectors, nodes)``; integer node ids come back as integers.
+    """
+    path = Path(path)
+    if path.suffix == ".npy":
+        try:
+            vectors = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read .npy file ({exc})", path) from None
+        if vectors.ndim != 2:
+            raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
+        side = nodes_sidecar(path)
+        if side.exists():
+            nodes = np.array([f[0] for _, f in iter_records(side)], dtype=object)
+            nodes = _as_ints(nodes)
+            if len(nodes) != len(vectors):
+                raise InputError(f"{len(nodes)} ids for {len(vectors)} vectors", side)
+        else:
+            nodes = np.arange(len(vectors))
+        return vectors.astype(np.float32, copy=False), nodes
+
+    ids: list[str] = []
+    rows: list[list[float]] = []
+    dim = None
+    for lineno, fields in iter_records(path):
+        if dim is None and len(fields) == 2 and not rows:
+            try:
+                int(fields[0])
+                dim = int(fields[1])
+                continue
+            except ValueError:
+                pass
+        if dim is None:
+            dim = len(fields) - 1
+        if len(fields) != dim + 1:
+            raise InputError(
+                f"expected a node id and {dim} numbers, found {len(fields)} fields", path, lineno
+            )
+        try:
+            rows.append([float(x) for x in fields[1:]])
+        except ValueError:
+            raise InputError("a vector entry is not a number", path, lineno) from None
+        ids.append(fields[0])
+    if not rows:
+        raise InputError("no vectors found (empty file)", path)
+    return np.array(rows, dtype=np.float32), _as_ints(np.array(ids, dtype=object))
+
+
+def _as_ints(ids: np.ndarray) -> np.ndarray:
+    try:
+        return np.array([int(x) for x in ids], dtype=np.int64)
+    except ValueError:
+        return ids

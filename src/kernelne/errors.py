@@ -1,0 +1,22 @@
+"""The one exception type for bad user input.
+
+Every reader raises :class:`InputError` with a message that names the file, the line (when
+there is one) and the problem; the CLI prints it and exits with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """Bad user input: an unreadable file, a malformed line, an impossible parameter."""
+
+    def __init__(self, problem: str, path: str | Path | None = None, line: int | None = None):
+        self.problem = problem
+        self.path = None if path is None else str(path)
+        self.line = line
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{line}" if line is not None else "") + ": "
+        super().__init__(where + problem)

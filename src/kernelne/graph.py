@@ -1,0 +1,373 @@
+"""Graph input: one CSR graph type and the readers that build it.
+
+Sources: edge-list text (space, tab or comma separated; ``#``/``%`` comments; optional weight
+column; string or integer ids; gzip read transparently), the dataset-folder format of
+``shared/datasets`` (an edge file beside a ``MANIFEST.json`` that gives the node count), MATLAB
+``.mat`` files, networkx graphs and scipy sparse matrices.
+
+Undirected by default: edges are symmetrised, self-loops and duplicate edges are dropped and
+counted. Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids in
+that order so every output can speak them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kernelne.errors import InputError
+
+_SPLIT = re.compile(r"[,\s]+")
+_COMMENTS = ("#", "%")
+
+
+@dataclass(eq=False)
+class Graph:
+    """A graph in CSR form with sorted neighbour lists.
+
+    ``indices[indptr[v]:indptr[v+1]]`` are the (out-)neighbours of ``v`` in increasing order;
+    ``weights`` holds the matching edge weights, or is ``None`` for an unweighted graph. An
+    undirected graph stores each edge in both directions.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray | None
+    nodes: np.ndarray
+    directed: bool = False
+    self_loops_dropped: int = 0
+    duplicates_dropped: int = 0
+    _index: dict | None = field(default=None, repr=False)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def n_edges(self) -> int:
+        """Number of edges (each undirected edge counted once)."""
+        m = len(self.indices)
+        return m if self.directed else m // 2
+
+    @property
+    def degrees(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    @property
+    def is_weighted(self) -> bool:
+        return self.weights is not None
+
+    def isolated_nodes(self) -> np.ndarray:
+        """Dense ids of nodes without (out-)neighbours."""
+        return np.flatnonzero(self.degrees == 0)
+
+    def neighbors(self, v: int) -> np.ndarray:
+        return self.indices[self.indptr[v] : self.indptr[v + 1]]
+
+    def adjacency(self) -> sp.csr_matrix:
+        """The adjacency (weight) matrix as a scipy CSR matrix."""
+        data = self.weights if self.weights is not None else np.ones(len(self.indices), np.float32)
+        n = self.n_nodes
+        return sp.csr_matrix((data, self.indices, self.indptr), shape=(n, n))
+
+    def edges(self) -> np.ndarray:
+        """Edges as an ``(m, 2)`` array of dense ids; undirected edges once, with ``u < v``."""
+        src = np.repeat(np.arange(self.n_nodes, dtype=np.int64), self.degrees)
+        dst = self.indices.astype(np.int64)
+        if not self.directed:
+            keep = src < dst
+            src, dst = src[keep], dst[keep]
+        return np.column_stack([src, dst])
+
+    def index_of(self, node_id: Any) -> int:
+        """Dense id of one of the user's node ids (``KeyError`` if absent)."""
+        if self._index is None:
+            self._index = {_plain(x): i for i, x in enumerate(self.nodes)}
+        return self._index[_plain(node_id)]
+
+    def has_identity_ids(self) -> bool:
+        """True when the user's ids are exactly the integers ``0..n-1``."""
+        return self.nodes.dtype.kind in "iu" and np.array_equal(
+            self.nodes, np.arange(self.n_nodes)
+        )
+
+    def summary(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.is_weighted else ""
+        return f"{self.n_nodes:,} nodes, {self.n_edges:,} edges ({kind}{w})"
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: np.ndarray,
+        dst: np.ndarray,
+        weights: np.ndarray | None = None,
+        n_nodes: int | None = None,
+        nodes: np.ndarray | None = None,
+        directed: bool = False,
+    ) -> Graph:
+        """Build a graph from dense-id edge arrays.
+
+        Self-loops are dropped; of duplicate edges (``u v`` and ``v u`` count as the same edge
+        when undirected) the first is kept. Both are counted on the returned graph.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        if n_nodes is None:
+            n_nodes = int(max(src.max(initial=-1), dst.max(initial=-1)) + 1)
+        if nodes is None:
+            nodes = np.arange(n_nodes, dtype=np.int64)
+        if len(nodes) != n_nodes:
+            raise InputError(f"{len(nodes)} node ids given for {n_nodes} nodes")
+        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n_nodes):
+            raise InputError(f"edge endpoint outside 0..{n_nodes - 1}")
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
+            if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
+                raise InputError("edge weights must be positive finite numbers")
+            if np.all(weights == 1.0):
+                weights = None
+
+        loops = src == dst
+        n_loops = int(loops.sum())
+        src, dst = src[~loops], dst[~loops]
+        if weights is not None:
+            weights = weights[~loops]
+
+        lo, hi = (src, dst) if directed else (np.minimum(src, dst), np.maximum(src, dst))
+        _, first = np.unique(lo * n_nodes + hi, return_index=True)
+        first.sort()
+        n_dup = len(lo) - len(first)
+        lo, hi = lo[first], hi[first]
+        if weights is not None:
+            weights = weights[first]
+
+        if directed:
+            rows, cols, w = lo, hi, weights
+        else:
+            rows = np.concatenate([lo, hi])
+            cols = np.concatenate([hi, lo])
+            w = None if weights is None else np.concatenate([weights, weights])
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+        indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n_nodes), out=indptr[1:])
+        return cls(
+            indptr=indptr,
+            indices=cols.astype(np.int32),
+            weights=None if w is None else w[order].astype(np.float32),
+            nodes=np.asarray(nodes),
+            directed=directed,
+            self_loops_dropped=n_loops,
+            duplicates_dropped=n_dup,
+        )
+
+
+def _plain(x: Any) -> Any:
+    """numpy scalars to Python scalars, so ``index_of(3)`` and ``index_of(np.int64(3))`` agree."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def open_text(path: str | Path):
+    """Open a text file for reading, gunzipping it when it is gzip-compressed."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", path) from None
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def iter_records(path: str | Path):
+    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file."""
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                s = line.strip()
+                if not s or s.startswith(_COMMENTS):
+                    continue
+                yield lineno, _SPLIT.split(s)
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", path) from None
+    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+        raise InputError(f"cannot read file: {exc}", path) from None
+
+
+def map_ids(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Map id tokens to dense ids.
+
+    Integer ids keep their numeric order (so ``0..n-1`` maps to itself); any non-integer id makes
+    every id a string, numbered in order of first appearance. Returns ``(dense, nodes)``.
+    """
+    try:
+        ints = np.array([int(t) for t in tokens], dtype=np.int64)
+    except ValueError:
+        ints = None
+    if ints is not None:
+        nodes, dense = np.unique(ints, return_inverse=True)
+        return dense.astype(np.int64), nodes
+    index: dict[str, int] = {}
+    dense = np.fromiter((index.setdefault(t, len(index)) for t in tokens), np.int64, len(tokens))
+    return dense, np.array(list(index), dtype=object)
+
+
+def read_edgelist(
+    path: str | Path,
+    directed: bool = False,
+    n_nodes: int | None = None,
+) -> Graph:
+    """Read an edge list: ``source target [weight]`` per line.
+
+    When ``n_nodes`` is given the ids must be the integers ``0..n_nodes-1`` (the dataset-folder
+    format, where isolated nodes appear in no edge).
+    """
+    heads: list[str] = []
+    tails: list[str] = []
+    weights: list[float] = []
+    n_fields = None
+    for lineno, fields in iter_records(path):
+        if len(fields) not in (2, 3):
+            raise InputError(
+                f"expected 2 or 3 fields (source target [weight]), found {len(fields)}",
+                path,
+                lineno,
+            )
+        if n_fields is None:
+            n_fields = len(fields)
+        elif len(fields) != n_fields:
+            had = "a weight" if n_fields == 3 else "no weight"
+            raise InputError(
+                f"{len(fields)} fields, but earlier lines have {n_fields} ({had})", path, lineno
+            )
+        heads.append(fields[0])
+        tails.append(fields[1])
+        if n_fields == 3:
+            try:
+                w = float(fields[2])
+            except ValueError:
+                raise InputError(f"weight {fields[2]!r} is not a number", path, lineno) from None
+            if not np.isfinite(w) or w < 0:
+                raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
+            if w == 0:
+                raise InputError("zero weight (leave the edge out instead)", path, lineno)
+            weights.append(w)
+    if not heads:
+        raise InputError("no edges found (empty graph)", path)
+
+    dense, nodes = map_ids(heads + tails)
+    m = len(heads)
+    if n_nodes is not None:
+        if nodes.dtype == object or nodes[0] < 0 or nodes[-1] >= n_nodes:
+            raise InputError(f"node ids must be integers in 0..{n_nodes - 1}", path)
+        src, dst = nodes[dense[:m]], nodes[dense[m:]]
+        nodes = np.arange(n_nodes, dtype=np.int64)
+    else:
+        src, dst = dense[:m], dense[m:]
+    return Graph.from_edges(
+        src, dst, weights if n_fields == 3 else None, len(nodes), nodes, directed=directed
+    )
+
+
+def read_mat(path: str | Path, key: str = "network", directed: bool = False) -> Graph:
+    """Read the adjacency matrix stored under ``key`` in a MATLAB ``.mat`` file."""
+    from scipy.io import loadmat
+
+    try:
+        mat = loadmat(str(path))
+    except FileNotFoundError:
+        raise InputError("cannot read file: no such file", path) from None
+    except Exception as exc:  # scipy raises several types for corrupt files
+        raise InputError(f"not a readable .mat file ({exc})", path) from None
+    if key not in mat:
+        keys = ", ".join(k for k in mat if not k.startswith("__"))
+        raise InputError(f"no matrix named {key!r} (found: {keys or 'none'})", path)
+    try:
+        return from_scipy(mat[key], directed=directed)
+    except InputError as exc:
+        raise InputError(exc.problem, path) from None
+
+
+def from_scipy(matrix: Any, directed: bool = False) -> Graph:
+    """Build a graph from a square scipy sparse (or dense numpy) adjacency matrix."""
+    coo = sp.coo_matrix(matrix)
+    if coo.shape[0] != coo.shape[1]:
+        raise InputError(f"adjacency matrix must be square, got {coo.shape}")
+    coo.sum_duplicates()
+    keep = coo.data != 0
+    if not directed and (abs(sp.csr_matrix(coo) - sp.csr_matrix(coo).T) > 0).nnz == 0:
+        keep &= coo.row <= coo.col  # symmetric: each edge once, not as a duplicate
+    if not keep.any():
+        raise InputError("no edges found (empty graph)")
+    return Graph.from_edges(
+        coo.row[keep], coo.col[keep], coo.data[keep], coo.shape[0], directed=directed
+    )
+
+
+def from_networkx(nx_graph: Any, weight: str | None = "weight") -> Graph:
+    """Build a graph from a networkx graph; node ids are kept as given."""
+    nodes = list(nx_graph.nodes())
+    if not nodes:
+        raise InputError("no nodes found (empty graph)")
+    index = {v: i for i, v in enumerate(nodes)}
+    src, dst, w = [], [], []
+    for u, v, data in nx_graph.edges(data=True):
+        src.append(index[u])
+        dst.append(index[v])
+        w.append(float(data.get(weight, 1.0)) if weight else 1.0)
+    if all(isinstance(v, (int, np.integer)) for v in nodes):
+        ids = np.array(nodes, dtype=np.int64)
+    else:
+        ids = np.empty(len(nodes), dtype=object)
+        ids[:] = nodes
+    return Graph.from_edges(
+        np.array(src, np.int64), np.array(dst, np.int64), np.array(w), len(nodes), ids,
+        directed=nx_graph.is_directed(),
+    )
+
+
+def manifest_node_count(path: Path) -> int | None:
+    """Node count of ``NAME.edges[.gz]`` from a ``MANIFEST.json`` beside it, if there is one."""
+    manifest = path.parent / "MANIFEST.json"
+    name = path.name.split(".edges")[0]
+    if ".edges" not in path.name or not manifest.is_file():
+        return None
+    try:
+        entry = json.loads(manifest.read_text()).get(name)
+    except (OSError, ValueError):
+        raise InputError("cannot parse MANIFEST.json", manifest) from None
+    return None if not entry else int(entry["nodes"])
+
+
+def load_graph(source: Any, directed: bool = False, mat_key: str = "network") -> Graph:
+    """Turn any supported source into a :class:`Graph`.
+
+    ``source`` may be a Graph, a networkx graph, a scipy sparse matrix or dense array, or a path
+    to an edge list (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it) or to a
+    ``.mat`` file (matrix ``mat_key``).
+    """
+    if isinstance(source, Graph):
+        return source
+    if hasattr(source, "adj") and hasattr(source, "is_directed"):
+        return from_networkx(source)
+    if sp.issparse(source) or isinstance(source, np.ndarray):
+        return from_scipy(source, directed=directed)
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if path.suffix.lower() == ".mat":
+            return read_mat(path, key=mat_key, directed=directed)
+        if not path.exists():
+            raise InputError("cannot read file: no such file", path)
+        return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path))
+    raise InputError(f"cannot make a graph from a {type(source).__name__}")

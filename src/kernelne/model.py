@@ -1,0 +1,221 @@
+"""``KernelNE``: the estimator (scikit-learn conventions) that turns a graph into embeddings.
+
+Celikkanat & Malliaros, "Kernel Node Embeddings", GlobalSIP 2019; multiple kernels from
+Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.walks`, the SGD from
+:mod:`kernelne.trainer`, the kernels from :mod:`kernelne.kernels`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from tqdm.auto import tqdm
+
+from kernelne.embedding_io import load_embedding, save_embedding
+from kernelne.graph import Graph, load_graph
+from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
+from kernelne.parallel import numba_threads
+from kernelne.sampling import alias_table, seed_to_uint64
+from kernelne.trainer import train_walks
+from kernelne.walks import WalkCorpus
+
+DEFAULT_DICTIONARY = ("gauss:0.5", "gauss:1", "gauss:1.41421", "gauss:2", "sch:0.5", "sch:1", "sch:2")
+
+
+class KernelNE(TransformerMixin, BaseEstimator):
+    """Kernel node embeddings learned from random walks by SGD with negative sampling.
+
+    Parameters (paper symbol in brackets):
+        kernel: ``"gauss"``, ``"schoenberg"``, ``"linear"`` (the "NE" ablation, no kernel) or
+            ``"multi"`` (a learned non-negative combination of ``kernels``).
+        sigma: Gaussian width [sigma], paper's form ``exp(-||x-y||^2 / sigma^2)``; default
+            ``sqrt(2)`` (sigma^2 = 2). The authors' code's ``sigma_code = sigma / sqrt(2)``.
+        alpha: Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
+        kernels: dictionary for ``kernel="multi"``, e.g. ``["gauss:1", "sch:2"]`` (gauss:SIGMA,
+            sch:ALPHA); default :data:`DEFAULT_DICTIONARY`.
+        dim: embedding dimension [d]. walks_per_node, walk_length: walk corpus size [N, L].
+        window: context window [gamma]. negatives: negative samples per pair [k].
+        lr, min_lr: initial learning rate and its floor (linear decay) [eta].
+        reg: L2 penalty on updated embedding rows [lambda]. beta_reg: L2 penalty on the kernel
+            weights (multi only) [lambda_beta].
+        p, q: node2vec return and in-out parameters (1, 1 = uniform walks).
+        epochs: passes over the corpus. workers: threads (None = all cores).
+        random_state: seed; with ``workers=1`` a fit is bit-for-bit reproducible. With more
+            threads the lock-free updates race, so results vary slightly from run to run.
+        keep_walks: keep the walk corpus in memory (``walks_``) instead of streaming it.
+        chunk_walks: walks generated and trained per chunk. verbose: show a progress bar.
+
+    Attributes after ``fit``: ``embedding_`` (n x d, node order; the center vectors A),
+    ``context_embedding_`` (B), ``nodes_`` (the user's node ids), ``kernels_``, ``beta_`` and
+    ``beta_history_`` (kernel weights; snapshots during training), ``n_pairs_``, ``n_walks_``,
+    ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``.
+    """
+
+    def __init__(
+        self,
+        kernel: str = "gauss",
+        sigma: float = math.sqrt(2.0),
+        alpha: float = 1.0,
+        kernels: list[str] | None = None,
+        dim: int = 128,
+        walks_per_node: int = 80,
+        walk_length: int = 10,
+        window: int = 10,
+        negatives: int = 5,
+        lr: float = 0.025,
+        min_lr: float = 1e-4,
+        reg: float = 0.01,
+        beta_reg: float = 0.01,
+        p: float = 1.0,
+        q: float = 1.0,
+        epochs: int = 1,
+        workers: int | None = None,
+        random_state: int | None = None,
+        keep_walks: bool = False,
+        chunk_walks: int = 8192,
+        verbose: bool = False,
+    ):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.alpha = alpha
+        self.kernels = kernels
+        self.dim = dim
+        self.walks_per_node = walks_per_node
+        self.walk_length = walk_length
+        self.window = window
+        self.negatives = negatives
+        self.lr = lr
+        self.min_lr = min_lr
+        self.reg = reg
+        self.beta_reg = beta_reg
+        self.p = p
+        self.q = q
+        self.epochs = epochs
+        self.workers = workers
+        self.random_state = random_state
+        self.keep_walks = keep_walks
+        self.chunk_walks = chunk_walks
+        self.verbose = verbose
+
+    def kernel_dictionary(self) -> list[Kernel]:
+        """The kernels this model combines (one, unless ``kernel="multi"``)."""
+        name = self.kernel.lower()
+        if name in ("multi", "multiple"):
+            specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
+            if isinstance(specs, str):
+                specs = specs.split(",")
+            return [parse_kernel(s) if isinstance(s, str) else s for s in specs]
+        if name in ("gauss", "gaussian"):
+            return [Kernel("gauss", float(self.sigma))]
+        if name in ("sch", "schoenberg"):
+            return [Kernel("schoenberg", float(self.alpha))]
+        if name in ("linear", "ne", "nokernel"):
+            return [Kernel("linear")]
+        raise ValueError(
+            f"unknown kernel {self.kernel!r} (use gauss, schoenberg, linear or multi)"
+        )
+
+    def _check_params(self) -> None:
+        for name in ("dim", "walks_per_node", "walk_length", "window", "epochs"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.negatives < 0:
+            raise ValueError(f"negatives must be >= 0, got {self.negatives}")
+        if not 0 < self.min_lr <= self.lr:
+            raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
+        if self.reg < 0 or self.beta_reg < 0:
+            raise ValueError("reg and beta_reg must be >= 0")
+
+    def fit(self, graph: Any, y: Any = None) -> KernelNE:
+        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
+        self._check_params()
+        kernels = self.kernel_dictionary()
+        kinds, params = dictionary_arrays(kernels)
+        g = load_graph(graph)
+        start = time.perf_counter()
+        seed = seed_to_uint64(self.random_state)
+        corpus = WalkCorpus(
+            g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
+        )
+        n, d = g.n_nodes, int(self.dim)
+        learn_beta = len(kernels) > 1
+        beta = np.full(len(kernels), 1.0 / len(kernels), dtype=np.float32)
+        history = [beta.copy()]
+
+        with numba_threads(self.workers):
+            counts = np.zeros(n, dtype=np.int64)
+            stored = [] if self.keep_walks else None
+            for _, walks in corpus:
+                counts += np.bincount(walks[walks >= 0], minlength=n)
+                if stored is not None:
+                    stored.append(walks)
+            neg_prob, neg_alias = alias_table(counts.astype(np.float64) ** 0.75)
+
+            rng = np.random.default_rng(int(seed))
+            A = rng.uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
+            B = np.zeros((n, d), dtype=np.float32)
+            total_centers = float(self.epochs * corpus.n_walks * corpus.walk_length)
+            snapshot_every = max(1, (self.epochs * corpus.n_chunks) // 10)
+            pairs = 0
+            bar = tqdm(
+                total=self.epochs * corpus.n_walks, unit="walk", disable=not self.verbose,
+                desc="training", dynamic_ncols=True,
+            )
+            step = 0
+            for epoch in range(self.epochs):
+                chunks = (
+                    zip(range(0, corpus.n_walks, corpus.chunk_walks), stored, strict=True)
+                    if stored is not None else corpus
+                )
+                for first, walks in chunks:
+                    pairs += train_walks(
+                        walks, epoch * corpus.n_walks + first, total_centers, A, B, kinds,
+                        params, beta, learn_beta, np.float32(self.beta_reg), neg_prob,
+                        neg_alias, int(self.window), int(self.negatives), np.float32(self.lr),
+                        np.float32(self.min_lr), np.float32(self.reg), seed,
+                    )
+                    bar.update(len(walks))
+                    step += 1
+                    if learn_beta and step % snapshot_every == 0:
+                        history.append(beta.copy())
+            bar.close()
+
+        self.embedding_ = A
+        self.context_embedding_ = B
+        self.nodes_ = g.nodes
+        self.kernels_ = kernels
+        self.beta_ = beta
+        self.beta_history_ = np.array(history)
+        self.n_pairs_ = int(pairs)
+        self.n_walks_ = self.epochs * corpus.n_walks
+        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.walks_ = np.concatenate(stored) if stored else None
+        self.graph_summary_ = g.summary()
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    def transform(self, X: Any = None) -> np.ndarray:
+        """The learned embedding (``X`` is ignored: embeddings exist only for the fitted graph)."""
+        if not hasattr(self, "embedding_"):
+            raise RuntimeError("call fit() first")
+        return self.embedding_
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
+        return self.fit(X).embedding_
+
+    def save(self, path: str | Path) -> None:
+        """Write the embedding: ``.npy`` or word2vec text format (any other suffix)."""
+        save_embedding(path, self.transform(), self.nodes_)
+
+    @staticmethod
+    def load(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+        """Read an embedding file back as ``(vectors, nodes)``."""
+        return load_embedding(path)
+
+
+__all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

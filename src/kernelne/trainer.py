@@ -1,0 +1,134 @@
+"""The KernelNE SGD loop (numba): negative sampling on the squared kernel loss.
+
+For each walk, each center ``v = w_l`` and each context ``u+ = w_c`` with ``0 < |c - l| <= gamma``,
+one SGD step is taken on (SPEC.md §1; GlobalSIP 2019, eq. 7)
+
+    (1 - k(A_v, B_u+))^2 + sum over k negatives u- ~ p-:  k(A_v, B_u-)^2
+
+plus the L2 penalty ``lambda/2 (||A_v||^2 + ||B_u||^2)`` on the updated rows. With the label
+``y`` (1 for the context, 0 for a negative) each term ``(y - k)^2`` has gradient
+``-2 (y - k) grad k``; :func:`_term` is that update, written once: the kernel (dictionary) is the
+only thing that varies. For distance kernels ``k = f(s)``, ``s = ||a - b||^2``:
+``grad_b k = 2 f'(s) (b - a) = -grad_a k``; for the linear kernel ``grad_b k = a``, ``grad_a k = b``.
+The center row is updated after its k + 1 terms, as in word2vec and the authors' code.
+
+The learning rate decays linearly with the number of processed centers,
+``lr_t = max(lr (1 - t / T), min_lr)`` with ``T`` the corpus size times the number of epochs.
+
+Multiple kernels (MKernelNE): ``k = sum_j beta_j k_j``; with ``learn_beta`` the weights take the
+step ``beta_j += lr (2 (y - k) k_j - lambda_beta beta_j)`` summed over each walk's pairs, then
+are projected onto ``beta >= 0``. Each walk's negatives come from a generator seeded by
+``(seed, walk index)``; rows are updated lock-free (Hogwild, Recht et al. 2011), so results are
+bit-for-bit reproducible with one thread only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from kernelne.kernels import LINEAR, kernel_value
+from kernelne.sampling import alias_draw, stream_state
+
+_ZERO = np.float32(0.0)
+_ONE = np.float32(1.0)
+_TWO = np.float32(2.0)
+_NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
+
+
+@njit(inline="always", fastmath=True)
+def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
+    """One term ``(y - k(a, b))^2``: update ``b`` in place, add ``a``'s step to ``neu``.
+
+    Fills ``kv[j]`` with each dictionary kernel's value; returns the combined ``y - k``.
+    """
+    d = a.shape[0]
+    s = _ZERO
+    if linear:
+        for t in range(d):
+            s += a[t] * b[t]
+    else:
+        for t in range(d):
+            diff = b[t] - a[t]
+            s += diff * diff
+    k = _ZERO
+    dk = _ZERO
+    for j in range(kinds.shape[0]):
+        kj, dkj = kernel_value(kinds[j], params[j], s)
+        kv[j] = kj
+        k += beta[j] * kj
+        dk += beta[j] * dkj
+    err = y - k
+    e = lr * _TWO * err  # minus the loss' derivative in k, times lr
+    if linear:  # grad_a k = b, grad_b k = a
+        ca, cb, da, db = _ZERO, e, e, _ZERO
+    else:  # grad_a k = 2 f'(s) (a - b), grad_b k = 2 f'(s) (b - a)
+        h = e * _TWO * dk
+        ca, cb, da, db = h, -h, -h, h
+    keep = _ONE - lr_reg + db
+    for t in range(d):
+        at = a[t]
+        bt = b[t]
+        neu[t] += ca * at + cb * bt
+        b[t] = keep * bt + da * at
+    return err
+
+
+@njit(parallel=True, fastmath=True, cache=True)
+def train_walks(
+    walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
+    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
+):
+    """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
+
+    ``first_walk`` is the index of the chunk's first walk in the whole run (epochs included):
+    it places the chunk on the learning-rate schedule and seeds its negatives. Returns the
+    number of (center, context) pairs trained.
+    """
+    n_walks, length = walks.shape
+    d = A.shape[1]
+    m = kinds.shape[0]
+    linear = kinds[0] == LINEAR
+    pairs = np.zeros(n_walks, np.int64)
+    for i in prange(n_walks):
+        walk = walks[i]
+        state = stream_state(seed ^ _NEG_STREAM, np.uint64(first_walk + i))
+        neu = np.empty(d, np.float32)
+        kv = np.empty(m, np.float32)
+        gbeta = np.zeros(m, np.float32)
+        n = length
+        while n > 0 and walk[n - 1] < 0:
+            n -= 1
+        center_index = (first_walk + i) * length
+        for pos in range(n):
+            frac = 1.0 - (center_index + pos) / total_centers
+            lr = np.float32(max(lr0 * frac, min_lr))
+            lr_reg = lr * reg
+            a = A[walk[pos]]
+            for c in range(max(0, pos - window), min(n, pos + window + 1)):
+                if c == pos:
+                    continue
+                pairs[i] += 1
+                neu[:] = _ZERO
+                for k in range(negatives + 1):
+                    if k == 0:
+                        u = np.int64(walk[c])
+                        y = _ONE
+                    else:
+                        state, u = alias_draw(state, neg_prob, neg_alias)
+                        y = _ZERO
+                    err = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
+                    if learn_beta:
+                        for j in range(m):
+                            gbeta[j] += lr * _TWO * err * kv[j]
+                if learn_beta:
+                    for j in range(m):
+                        gbeta[j] -= lr * beta_reg * beta[j]
+                keep = _ONE - lr_reg
+                for t in range(d):
+                    a[t] = keep * a[t] + neu[t]
+        if learn_beta:
+            for j in range(m):
+                beta[j] = max(_ZERO, beta[j] + gbeta[j])
+                gbeta[j] = _ZERO
+    return pairs.sum()

@@ -1,0 +1,188 @@
+"""Random walks on a CSR graph: uniform (DeepWalk) and node2vec's second-order walks.
+
+node2vec (Grover & Leskovec 2016) moves from ``v`` (having come from ``t``) to a neighbour
+``x`` with probability proportional to ``alpha(t, x) * w(v, x)``, where ``alpha = 1/p`` if
+``x = t``, ``1`` if ``x`` is a neighbour of ``t`` and ``1/q`` otherwise. Instead of node2vec's
+per-edge alias tables (memory O(sum of squared degrees)) we sample by rejection, as KnightKing
+(Yang et al. 2019) does: draw ``x`` from the first-order distribution ``w(v, .)`` and accept it
+with probability ``alpha(t, x) / max(1/p, 1, 1/q)``; "is ``x`` a neighbour of ``t``" is a binary
+search in ``t``'s sorted neighbour list. Memory is O(n + m).
+
+Walk ``i`` of a corpus starts at ``perm_r[i mod n]`` where ``r = i div n`` is its round and
+``perm_r`` a permutation of the nodes drawn from ``(seed, r)``; its random numbers come from a
+generator seeded by ``(seed, i)``. The corpus is therefore the same whatever the number of
+threads or the chunking. A walk stops early at a node without out-neighbours (only possible in
+directed graphs, or at an isolated node); the rest of its row is ``-1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from numba import njit, prange
+
+from kernelne.graph import Graph
+from kernelne.parallel import numba_threads
+from kernelne.sampling import rand_below, rand_float, seed_to_uint64, stream_state
+
+
+@njit(inline="always")
+def _has_edge(indptr, indices, t, x):
+    lo = indptr[t]
+    hi = indptr[t + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        y = indices[mid]
+        if y < x:
+            lo = mid + 1
+        elif y > x:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+@njit(inline="always")
+def _first_order_step(indptr, indices, cumw, v, state):
+    lo = indptr[v]
+    deg = indptr[v + 1] - lo
+    if cumw.shape[0] == 0:
+        state, k = rand_below(state, deg)
+        return state, indices[lo + k]
+    state, r = rand_float(state)
+    target = r * cumw[lo + deg - 1]
+    a = lo
+    b = lo + deg - 1
+    while a < b:  # first position whose cumulative weight exceeds target
+        mid = (a + b) >> 1
+        if cumw[mid] > target:
+            b = mid
+        else:
+            a = mid + 1
+    return state, indices[a]
+
+
+@njit(parallel=True, cache=True)
+def _walk_chunk(indptr, indices, cumw, starts, first_id, length, inv_p, inv_q, seed, out):
+    """Fill ``out[i]`` with walk ``first_id + i`` starting at ``starts[i]``."""
+    second_order = inv_p != 1.0 or inv_q != 1.0
+    amax = max(inv_p, 1.0, inv_q)
+    for i in prange(starts.shape[0]):
+        state = stream_state(seed, np.uint64(first_id + i))
+        row = out[i]
+        v = starts[i]
+        row[0] = v
+        prev = -1
+        for step in range(1, length):
+            if indptr[v + 1] == indptr[v]:
+                for s in range(step, length):
+                    row[s] = -1
+                break
+            state, x = _first_order_step(indptr, indices, cumw, v, state)
+            if second_order and prev >= 0:
+                while True:
+                    if x == prev:
+                        a = inv_p
+                    elif _has_edge(indptr, indices, prev, x):
+                        a = 1.0
+                    else:
+                        a = inv_q
+                    state, r = rand_float(state)
+                    if r * amax < a:
+                        break
+                    state, x = _first_order_step(indptr, indices, cumw, v, state)
+            row[step] = x
+            prev = v
+            v = x
+
+
+def cumulative_weights(graph: Graph) -> np.ndarray:
+    """Per-row cumulative edge weights (float64; empty for an unweighted graph)."""
+    if graph.weights is None:
+        return np.empty(0, dtype=np.float64)
+    w = graph.weights.astype(np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    return cum[1:] - np.repeat(cum[graph.indptr[:-1]], graph.degrees)
+
+
+def walk_starts(n_nodes: int, first: int, stop: int, seed: np.uint64) -> np.ndarray:
+    """Start nodes of walks ``first..stop-1``: each round of n walks is a seeded permutation."""
+    out = np.empty(stop - first, dtype=np.int32)
+    i = first
+    while i < stop:
+        r, j = divmod(i, n_nodes)
+        take = min(n_nodes - j, stop - i)
+        perm = np.random.default_rng([int(seed), r]).permutation(n_nodes)
+        out[i - first : i - first + take] = perm[j : j + take]
+        i += take
+    return out
+
+
+class WalkCorpus:
+    """The walks of one corpus, produced chunk by chunk (nothing else is kept in memory).
+
+    Parameters follow node2vec: ``walks_per_node`` walks of ``walk_length`` nodes from every
+    node, return parameter ``p`` and in-out parameter ``q`` (``p = q = 1``: uniform walks).
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        walks_per_node: int = 80,
+        walk_length: int = 10,
+        p: float = 1.0,
+        q: float = 1.0,
+        seed: int | None = None,
+        chunk_walks: int = 8192,
+    ):
+        if walks_per_node < 1 or walk_length < 1:
+            raise ValueError("walks_per_node and walk_length must be at least 1")
+        if p <= 0 or q <= 0:
+            raise ValueError(f"p and q must be positive, got p={p}, q={q}")
+        self.graph = graph
+        self.walks_per_node = int(walks_per_node)
+        self.walk_length = int(walk_length)
+        self.p, self.q = float(p), float(q)
+        self.seed = seed_to_uint64(seed)
+        self.chunk_walks = max(1, int(chunk_walks))
+        self._cumw = cumulative_weights(graph)
+
+    @property
+    def n_walks(self) -> int:
+        return self.walks_per_node * self.graph.n_nodes
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n_walks // self.chunk_walks)
+
+    def chunk(self, first: int, stop: int) -> np.ndarray:
+        """Walks ``first..stop-1`` as an int32 array of shape ``(stop - first, walk_length)``."""
+        g = self.graph
+        starts = walk_starts(g.n_nodes, first, stop, self.seed)
+        out = np.empty((len(starts), self.walk_length), dtype=np.int32)
+        _walk_chunk(
+            g.indptr, g.indices, self._cumw, starts, first, self.walk_length,
+            1.0 / self.p, 1.0 / self.q, self.seed, out,
+        )
+        return out
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_walk_id, walks)`` chunk by chunk."""
+        for first in range(0, self.n_walks, self.chunk_walks):
+            yield first, self.chunk(first, min(first + self.chunk_walks, self.n_walks))
+
+
+def random_walks(
+    graph: Graph,
+    walks_per_node: int = 80,
+    walk_length: int = 10,
+    p: float = 1.0,
+    q: float = 1.0,
+    seed: int | None = None,
+    workers: int | None = None,
+) -> np.ndarray:
+    """The whole walk corpus as one ``(walks_per_node * n, walk_length)`` int32 array."""
+    corpus = WalkCorpus(graph, walks_per_node, walk_length, p, q, seed, chunk_walks=1 << 30)
+    with numba_threads(workers):
+        return corpus.chunk(0, corpus.n_walks)
