@@ -1,0 +1,44 @@
+"""Shared helpers for the benchmark scripts: timing medians and peak memory."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+
+def reset_peak_rss() -> None:
+    """Reset the process' peak resident set size (Linux: writing 5 to clear_refs)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size since the last reset, in MiB (VmHWM)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def current_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(fn, repeats: int) -> tuple[float, float, list[float]]:
+    """Run ``fn`` ``repeats`` times; return (median seconds, peak MiB above start, all times)."""
+    times = []
+    peak = 0.0
+    for _ in range(repeats):
+        base = current_rss_mb()
+        reset_peak_rss()
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        peak = max(peak, peak_rss_mb() - base)
+    return statistics.median(times), peak, times
