@@ -1,0 +1,53 @@
+"""Shared fixtures: small graphs and a helper that writes text files."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernelne.datasets import find_data_dir
+from kernelne.errors import InputError
+from kernelne.graph import Graph
+
+
+@pytest.fixture
+def write(tmp_path):
+    """``write(name, text, gz=False)`` -> path of a file holding ``text``."""
+
+    def _write(name: str, text: str, gz: bool = False) -> Path:
+        path = tmp_path / name
+        if gz:
+            with gzip.open(path, "wt", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write
+
+
+@pytest.fixture
+def kite() -> Graph:
+    """A small connected undirected graph with triangles, paths and degree-1 nodes.
+
+    Enough structure that the three node2vec cases (return, stay at distance 1, move away)
+    all occur for most (previous, current) pairs.
+    """
+    edges = [
+        (0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (3, 4), (4, 5), (4, 6), (5, 6), (6, 7),
+        (2, 7), (7, 8), (3, 8),
+    ]
+    src, dst = np.array(edges).T
+    return Graph.from_edges(src, dst)
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    try:
+        return find_data_dir()
+    except InputError:
+        pytest.skip("no dataset folder (shared/datasets) available")
+
