@@ -1,0 +1,184 @@
+"""Node classification (SPEC §3; the paper's section IV protocol).
+
+For each training ratio r and repeat i, a random r-fraction of the labelled nodes (split
+seeded from ``(seed, r, i)``) trains a one-vs-rest classifier, by default an L2 logistic
+regression (liblinear, C = 1); the rest is scored by Micro- and Macro-F1. Each test node is
+predicted its k most probable labels, k = its true label count (the top-k rule every published
+table uses; for single-label data this is the argmax); ``rule="threshold"`` keeps the labels the
+classifier itself predicts (probability above 0.5) instead. Unlabelled nodes are left out.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from sklearn.multiclass import OneVsRestClassifier
+
+from kernelne.errors import InputError
+from kernelne.evaluation.embeddings import as_embedding, embedding_rows
+from kernelne.evaluation.results import ResultRow, ResultTable
+from kernelne.graph import iter_records, map_ids
+
+PAPER_RATIOS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.3, 0.5, 0.7, 0.9)
+RULES = ("top-k", "threshold")
+
+
+def default_classifier(C: float = 1.0) -> LogisticRegression:
+    """The paper's per-label classifier: L2 logistic regression, liblinear."""
+    return LogisticRegression(C=C, solver="liblinear")
+
+
+def read_node_labels(path: str | Path) -> tuple[np.ndarray, sp.csr_matrix]:
+    """Read ``node label`` lines (one per pair) into ``(node ids, n x K bool CSR matrix)``.
+
+    Node ids are the file's own (integers when all are integers), in increasing order.
+    """
+    node_tokens: list[str] = []
+    label_tokens: list[str] = []
+    for lineno, fields in iter_records(path):
+        if len(fields) != 2:
+            raise InputError(f"expected 2 fields (node label), found {len(fields)}", path, lineno)
+        node_tokens.append(fields[0])
+        label_tokens.append(fields[1])
+    if not node_tokens:
+        raise InputError("no labels found (empty file)", path)
+    rows, nodes = map_ids(node_tokens)
+    cols, _ = map_ids(label_tokens)
+    matrix = sp.csr_matrix(
+        (np.ones(len(rows), dtype=bool), (rows, cols)), shape=(len(nodes), int(cols.max()) + 1)
+    )
+    matrix.sum_duplicates()
+    matrix.data[:] = True
+    return nodes, matrix
+
+
+def label_matrix(labels: Any) -> sp.csr_matrix:
+    """An ``n x K`` bool CSR matrix from a sparse/dense indicator matrix or a 1-D class vector."""
+    if sp.issparse(labels):
+        return sp.csr_matrix(labels, dtype=bool)
+    arr = np.asarray(labels)
+    if arr.ndim == 1:
+        _, cols = np.unique(arr, return_inverse=True)
+        onehot = np.zeros((len(arr), int(cols.max()) + 1), dtype=bool)
+        onehot[np.arange(len(arr)), cols] = True
+        return sp.csr_matrix(onehot)
+    if arr.ndim != 2:
+        raise InputError(f"labels must be a vector or an n x K matrix, got shape {arr.shape}")
+    return sp.csr_matrix(arr.astype(bool))
+
+
+def top_k_predictions(scores: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Mark each row's ``k[row]`` highest scores (ties broken by label order)."""
+    scores = np.asarray(scores)
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(scores.shape[1])[None, :], axis=1)
+    return ranks < np.asarray(k)[:, None]
+
+
+def split_indices(n: int, ratio: float, seed: int, repeat: int) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test positions of one split, seeded from ``(seed, ratio, repeat)``."""
+    rng = np.random.default_rng([seed, round(ratio * 10000), repeat])
+    perm = rng.permutation(n)
+    n_train = min(max(round(ratio * n), 1), n - 1)
+    return np.sort(perm[:n_train]), np.sort(perm[n_train:])
+
+
+def score_split(
+    X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeat: int, classifier: Any, rule: str
+) -> tuple[float, float]:
+    """Micro- and Macro-F1 of one seeded split."""
+    train, test = split_indices(len(X), ratio, seed, repeat)
+    model = OneVsRestClassifier(clone(classifier))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a label absent from a small training set
+        model.fit(X[train], Y[train])
+        if rule == "threshold":
+            pred = model.predict(X[test]).astype(bool)
+        else:
+            scores = (
+                model.predict_proba(X[test]) if hasattr(model, "predict_proba")
+                else model.decision_function(X[test])
+            )
+            pred = top_k_predictions(scores, Y[test].sum(axis=1))
+    truth = Y[test]
+    micro = f1_score(truth, pred, average="micro", zero_division=0)
+    macro = f1_score(truth, pred, average="macro", zero_division=0)
+    return float(micro), float(macro)
+
+
+def check_ratios(ratios: Sequence[float]) -> list[float]:
+    ratios = [float(r) for r in ratios]
+    if not ratios or any(not 0 < r < 1 for r in ratios):
+        raise InputError(f"training ratios must lie strictly between 0 and 1, got {ratios}")
+    return ratios
+
+
+def evaluate_node_classification(
+    embedding: Any,
+    labels: Any,
+    label_nodes: Sequence | None = None,
+    *,
+    ratios: Sequence[float] = PAPER_RATIOS,
+    repeats: int = 50,
+    seed: int = 0,
+    classifier: Any = None,
+    rule: str = "top-k",
+    n_jobs: int | None = -1,
+    method: str = "embedding",
+    dataset: str = "",
+) -> ResultTable:
+    """Micro-/Macro-F1 (mean, std over ``repeats``) of ``embedding`` at each training ratio.
+
+    ``embedding``: anything :func:`as_embedding` takes. ``labels``: a label file path, an
+    ``n x K`` indicator matrix or a class vector; its rows belong to ``label_nodes`` (the
+    user's ids; default ``0..n-1``, or the file's ids). ``classifier``: a binary scikit-learn
+    classifier, trained one-vs-rest (default :func:`default_classifier`).
+    """
+    if rule not in RULES:
+        raise InputError(f"unknown prediction rule {rule!r} (use {' or '.join(RULES)})")
+    if repeats < 1:
+        raise InputError(f"repeats must be at least 1, got {repeats}")
+    if seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed}")
+    ratios = check_ratios(ratios)
+    vectors, emb_nodes = as_embedding(embedding)
+    if isinstance(labels, (str, Path)):
+        label_nodes, Y = read_node_labels(labels)
+    else:
+        Y = label_matrix(labels)
+        label_nodes = np.arange(Y.shape[0]) if label_nodes is None else np.asarray(label_nodes)
+    if len(label_nodes) != Y.shape[0]:
+        raise InputError(f"{len(label_nodes)} node ids for {Y.shape[0]} label rows")
+    labelled = np.flatnonzero(Y.getnnz(axis=1) > 0)
+    Y = Y[labelled]
+    Y = Y[:, np.flatnonzero(Y.getnnz(axis=0) > 0)].toarray()
+    if Y.shape[1] < 2:
+        raise InputError(f"need at least 2 distinct labels, found {Y.shape[1]}")
+    if len(labelled) < 2:
+        raise InputError(f"need at least 2 labelled nodes, found {len(labelled)}")
+    X = vectors[embedding_rows(emb_nodes, np.asarray(label_nodes)[labelled], embedding)]
+    classifier = default_classifier() if classifier is None else classifier
+
+    jobs = [(r, i) for r in ratios for i in range(repeats)]
+    scores = Parallel(n_jobs=n_jobs)(
+        delayed(score_split)(X, Y, r, seed, i, classifier, rule) for r, i in jobs
+    )
+    scores = np.array(scores).reshape(len(ratios), repeats, 2)
+    rows = []
+    for r, per_ratio in zip(ratios, scores, strict=True):
+        for j, metric in enumerate(("micro_f1", "macro_f1")):
+            rows.append(ResultRow(
+                method, dataset, "node_classification", f"{r:g}", metric,
+                float(per_ratio[:, j].mean()), float(per_ratio[:, j].std()), repeats,
+            ))
+    return ResultTable(rows)

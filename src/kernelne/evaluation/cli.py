@@ -1,0 +1,146 @@
+"""CLI: ``kernelne evaluate classify|linkpred`` and ``kernelne split`` (SPEC §3 protocols)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from kernelne.evaluation.classification import PAPER_RATIOS, RULES
+from kernelne.evaluation.linkpred import OPERATORS
+
+
+def parse_ratios(text: str) -> list[float]:
+    """``"10%"``, ``"0.1"`` or a comma list of them, as fractions."""
+    out = []
+    for token in filter(None, text.split(",")):
+        try:
+            value = float(token.rstrip("%")) / (100 if token.endswith("%") else 1)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a ratio: {token!r}") from None
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(
+                f"ratio {token} must lie strictly between 0 and 1 (or 0% and 100%)"
+            )
+        out.append(value)
+    return out
+
+
+def stem(path: str) -> str:
+    return Path(path).name.split(".")[0]
+
+
+def emit(table, args: argparse.Namespace) -> None:
+    print(table.to_text())
+    if args.output:
+        table.write(args.output)
+        print(f"wrote {args.output}")
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from kernelne.evaluation.classification import default_classifier, evaluate_node_classification
+
+    ratios = [r for group in args.ratios for r in group] if args.ratios else PAPER_RATIOS
+    start = time.perf_counter()
+    table = evaluate_node_classification(
+        args.embedding, args.labels, ratios=ratios, repeats=args.repeats, seed=args.seed,
+        classifier=default_classifier(args.C), rule=args.rule, n_jobs=args.jobs,
+        method=args.method or stem(args.embedding), dataset=args.dataset or stem(args.labels),
+    )
+    emit(table, args)
+    print(f"{len(ratios)} ratios x {args.repeats} repeats in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def cmd_linkpred(args: argparse.Namespace) -> int:
+    from kernelne.evaluation.linkpred import default_edge_classifier, evaluate_link_prediction
+    from kernelne.evaluation.splits import LinkSplit
+
+    split = LinkSplit.load(args.split_dir)
+    operators = list(OPERATORS) if "all" in args.operator else args.operator
+    dataset = args.dataset or stem(split.info.get("source", args.split_dir))
+    table = evaluate_link_prediction(
+        args.embedding, split, operators=operators, classifier=default_edge_classifier(args.C),
+        method=args.method or stem(args.embedding), dataset=dataset,
+    )
+    emit(table, args)
+    return 0
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    from kernelne.evaluation.splits import make_link_split
+
+    start = time.perf_counter()
+    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed)
+    split.save(args.output)
+    info = split.info
+    print(f"graph      {info['nodes']:,} nodes, {info['edges']:,} edges; largest component "
+          f"{info['lcc_nodes']:,} nodes, {info['lcc_edges']:,} edges")
+    print(f"held out   {len(split.test_edges):,} edges + {len(split.test_negatives):,} non-edges "
+          f"(test), seed {split.seed}")
+    print(f"residual   {len(split.train_edges):,} edges (connected) + "
+          f"{len(split.train_negatives):,} non-edges (classifier training)")
+    print(f"time       {time.perf_counter() - start:.1f} s")
+    print(f"wrote      {args.output}/ (embed {Path(args.output) / 'residual.edgelist'})")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``evaluate`` (``classify``, ``linkpred``) and ``split`` to the ``kernelne`` CLI."""
+    evaluate = subparsers.add_parser(
+        "evaluate", help="score an embedding on node classification or link prediction",
+        description="Score an embedding (word2vec text or .npy) by the protocols of SPEC §3.",
+    )
+    tasks = evaluate.add_subparsers(dest="task", required=True, metavar="TASK")
+
+    classify = tasks.add_parser(
+        "classify", help="node classification (one-vs-rest L2 logistic regression)",
+        description="Node classification: for each training ratio, repeated seeded splits of "
+        "the labelled nodes; Micro-/Macro-F1 mean and std.",
+    )
+    classify.add_argument("embedding", help="embedding file (word2vec text or .npy)")
+    classify.add_argument("labels", help="label file, 'node label' per line (.gz allowed)")
+    classify.add_argument("--ratios", nargs="+", type=parse_ratios, metavar="R",
+                          help="training ratios, e.g. 0.1 0.5 or 10%% 50%% "
+                          "(default: the paper's 2..90%%)")
+    classify.add_argument("--repeats", type=int, default=50, help="splits per ratio (50)")
+    classify.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
+    classify.add_argument("--rule", choices=RULES, default="top-k",
+                          help="top-k: k = true label count (default); threshold: p > 0.5")
+    classify.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    classify.add_argument("--jobs", type=int, default=-1, help="parallel jobs (-1 = all cores)")
+    add_common(classify)
+    classify.set_defaults(func=cmd_classify)
+
+    linkpred = tasks.add_parser(
+        "linkpred", help="link prediction on a saved split",
+        description="Link prediction: L2 logistic regression on edge features of the split's "
+        "training pairs, ROC-AUC and average precision on its test pairs. The embedding "
+        "should be learned on SPLIT_DIR/residual.edgelist.",
+    )
+    linkpred.add_argument("embedding", help="embedding file (word2vec text or .npy)")
+    linkpred.add_argument("split_dir", help="folder written by 'kernelne split'")
+    linkpred.add_argument("--operator", nargs="+", default=["weighted_l2"],
+                          choices=[*OPERATORS, "all"], help="edge operator(s) (weighted_l2)")
+    linkpred.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    add_common(linkpred)
+    linkpred.set_defaults(func=cmd_linkpred)
+
+    split = subparsers.add_parser(
+        "split", help="make a link-prediction split of a graph",
+        description="Hold out a fraction of the largest component's edges (residual kept "
+        "connected) and sample as many non-edges; save to a folder with the residual edge list.",
+    )
+    split.add_argument("graph", help="edge list (.txt/.csv/.gz, 'u v' per line) or .mat")
+    split.add_argument("-o", "--output", required=True, metavar="SPLIT_DIR",
+                       help="folder to write (created if needed)")
+    split.add_argument("--test-fraction", type=float, default=0.5,
+                       help="fraction of edges held out (default 0.5)")
+    split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    split.set_defaults(func=cmd_split)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--method", help="method name in the results (default: file name)")
+    parser.add_argument("--dataset", help="dataset name in the results")
+    parser.add_argument("-o", "--output", help="also write the results to a .csv or .json file")

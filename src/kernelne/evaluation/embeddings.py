@@ -1,0 +1,57 @@
+"""Any embedding as ``(vectors, node ids)``, and its rows looked up by the user's node ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelne.embedding_io import load_embedding
+from kernelne.errors import InputError
+
+_SHOW = 10
+
+
+def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(vectors, nodes)`` from a file path (word2vec text or ``.npy``), a fitted estimator
+    (``embedding_`` and ``nodes_``), a ``(vectors, nodes)`` pair or a bare ``n x d`` matrix
+    (node ids ``0..n-1``)."""
+    if isinstance(source, (str, Path)):
+        vectors, nodes = load_embedding(source)
+    elif hasattr(source, "embedding_"):
+        vectors, nodes = source.embedding_, getattr(source, "nodes_", None)
+    elif isinstance(source, tuple) and len(source) == 2:
+        vectors, nodes = source
+    else:
+        vectors, nodes = source, None
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim != 2:
+        raise InputError(f"an embedding must be an n x d matrix, got shape {vectors.shape}")
+    nodes = np.arange(len(vectors)) if nodes is None else np.asarray(nodes)
+    if len(nodes) != len(vectors):
+        raise InputError(f"{len(nodes)} node ids for {len(vectors)} vectors")
+    if not np.all(np.isfinite(vectors)):
+        raise InputError("the embedding has NaN or infinite entries")
+    return vectors, nodes
+
+
+def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None) -> np.ndarray:
+    """Row of each id of ``wanted`` in an embedding whose row ids are ``nodes``.
+
+    ``source`` is where the embedding came from; a path is named in the error.
+
+    Ids match by their text form, so ``3``, ``np.int64(3)`` and ``"3"`` are the same node.
+    Raises :class:`InputError` naming the ids the embedding lacks.
+    """
+    index = {str(x): i for i, x in enumerate(nodes)}
+    rows = np.fromiter((index.get(str(x), -1) for x in wanted), np.int64, len(wanted))
+    missing = np.asarray(wanted)[rows < 0]
+    if len(missing):
+        shown = ", ".join(str(x) for x in missing[:_SHOW])
+        more = f" and {len(missing) - _SHOW} more" if len(missing) > _SHOW else ""
+        path = source if isinstance(source, (str, Path)) else None
+        raise InputError(
+            f"{len(missing)} node(s) missing from the embedding: {shown}{more}", path
+        )
+    return rows

@@ -1,0 +1,90 @@
+"""Tidy evaluation results: one row per (method, dataset, task, setting, metric).
+
+``setting`` is the training ratio for node classification (e.g. ``"0.1"``) and the edge
+operator for link prediction (e.g. ``"weighted_l2"``). ``mean`` and ``std`` summarise ``n``
+scores (repeats); ``std`` is the population standard deviation (0 when ``n`` is 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from kernelne.embedding_io import atomic_path
+from kernelne.errors import InputError
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    method: str
+    dataset: str
+    task: str
+    setting: str
+    metric: str
+    mean: float
+    std: float
+    n: int
+
+
+COLUMNS = [f.name for f in fields(ResultRow)]
+
+
+class ResultTable:
+    """A list of :class:`ResultRow`, printable as text and writable as CSV or JSON."""
+
+    def __init__(self, rows: list[ResultRow] | None = None):
+        self.rows = list(rows or [])
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __add__(self, other: ResultTable) -> ResultTable:
+        return ResultTable(self.rows + other.rows)
+
+    def value(self, metric: str, setting: str | None = None) -> float:
+        """The mean of the one row with this metric (and setting)."""
+        hits = [r for r in self.rows if r.metric == metric and setting in (None, r.setting)]
+        if len(hits) != 1:
+            raise KeyError(f"{len(hits)} rows for metric={metric!r}, setting={setting!r}")
+        return hits[0].mean
+
+    def records(self) -> list[dict]:
+        return [asdict(r) for r in self.rows]
+
+    def to_text(self) -> str:
+        """An aligned plain-text table, scores with 4 decimals."""
+        cells = [COLUMNS] + [
+            [r.method, r.dataset, r.task, r.setting, r.metric, f"{r.mean:.4f}", f"{r.std:.4f}",
+             str(r.n)]
+            for r in self.rows
+        ]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+        numeric = {"mean", "std", "n"}
+        lines = []
+        for row in cells:
+            parts = [
+                c.rjust(w) if name in numeric else c.ljust(w)
+                for c, w, name in zip(row, widths, COLUMNS, strict=True)
+            ]
+            lines.append("  ".join(parts).rstrip())
+        return "\n".join(lines)
+
+    def write(self, path: str | Path) -> None:
+        """Write as CSV (``.csv``) or JSON (``.json``), atomically."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".json"):
+            raise InputError("results file must end in .csv or .json", path)
+        with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+            if suffix == ".json":
+                json.dump(self.records(), fh, indent=1)
+                fh.write("\n")
+            else:
+                writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+                writer.writeheader()
+                writer.writerows(self.records())
