@@ -1,0 +1,48 @@
+"""What every baseline estimator shares: scikit-learn conventions and the fit bookkeeping."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from kernelne.graph import Graph, load_graph
+
+
+class BaselineEmbedding(TransformerMixin, BaseEstimator):
+    """Base of the baselines: ``fit(graph)`` times :meth:`_embed` and sets the attributes.
+
+    Subclasses implement ``_embed(graph) -> (n x dim) array``. After ``fit``: ``embedding_``
+    (float32, row ``i`` = dense node ``i``), ``nodes_`` (the user's node ids, same order),
+    ``fit_seconds_`` (wall time of the fit, graph loading excluded).
+    """
+
+    def _embed(self, graph: Graph) -> np.ndarray:
+        raise NotImplementedError
+
+    def _check_dim(self) -> int:
+        dim = int(self.dim)
+        if dim < 1:
+            raise ValueError(f"dim must be at least 1, got {self.dim}")
+        return dim
+
+    def fit(self, graph: Any, y: Any = None) -> BaselineEmbedding:
+        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
+        g = load_graph(graph)
+        start = time.perf_counter()
+        emb = np.ascontiguousarray(self._embed(g), dtype=np.float32)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.embedding_ = emb
+        self.nodes_ = g.nodes
+        return self
+
+    def transform(self, X: Any = None) -> np.ndarray:
+        """The learned embedding (``X`` is ignored: embeddings exist only for the fitted graph)."""
+        if not hasattr(self, "embedding_"):
+            raise RuntimeError("call fit() first")
+        return self.embedding_
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
+        return self.fit(X).embedding_
