@@ -195,6 +195,11 @@ def make_link_split(graph: Any, test_fraction: float = 0.5, seed: int = 0) -> Li
             f"cannot hold out {n_test:,} of {m:,} edges ({test_fraction:g}) and keep the "
             f"residual graph connected: at most {spare:,} ({spare / m:.3f}) can be removed"
         )
+    if m > n * (n - 1) // 2 - m:
+        raise InputError(
+            f"graph too dense: its {m:,} edges need as many non-edges, the largest component "
+            f"has only {n * (n - 1) // 2 - m:,}"
+        )
     rng = np.random.default_rng(seed)
     in_tree = np.zeros(m, dtype=bool)
     in_tree[random_spanning_tree(n, edges, rng)] = True
