@@ -159,3 +159,21 @@ def test_cli_classify(planted, tmp_path, capsys, write):
     assert "missing from the embedding: 999, 1000" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["evaluate", "classify", str(emb), str(labels), "--ratios", "150%"])
+
+
+def test_results_table_text_and_bad_output(tmp_path, capsys, write):
+    table = evaluate_node_classification(np.eye(4)[np.arange(40) % 4], np.arange(40) % 4,
+                                         ratios=[0.5], method="m", dataset="d", **FAST)
+    lines = table.to_text().splitlines()
+    assert lines[0].split() == ["method", "dataset", "task", "setting", "metric", "mean", "std",
+                                "n"]
+    assert lines[1].split() == ["m", "d", "node_classification", "0.5", "micro_f1", "1.0000",
+                                "0.0000", "3"]
+    with pytest.raises(InputError, match=r"\.csv or \.json"):
+        table.write(tmp_path / "r.txt")
+    with pytest.raises(InputError, match="folder does not exist"):
+        table.write(tmp_path / "no" / "r.csv")
+    emb = write("e.txt", "0 1 0\n1 0 1\n")
+    labels = write("l.txt", "0 a\n1 b\n")
+    assert main(["evaluate", "classify", str(emb), str(labels), "-o", str(tmp_path / "r")]) == 2
+    assert ".csv or .json" in capsys.readouterr().err

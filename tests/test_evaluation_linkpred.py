@@ -214,3 +214,11 @@ def test_cli_split_then_linkpred(planted, tmp_path, capsys):
     assert "roc_auc" in capsys.readouterr().out
     assert main(["split", str(edges), "-o", str(tmp_path / "t"), "--test-fraction", "0.99"]) == 2
     assert "kernelne: error:" in capsys.readouterr().err
+
+
+def test_save_into_a_missing_parent_is_an_input_error(planted, tmp_path):
+    split = make_link_split(planted, 0.5, seed=0)
+    with pytest.raises(InputError, match="cannot create the split folder"):
+        split.save(tmp_path / "no" / "such")
+    with pytest.raises(InputError, match="unknown edge operator"):
+        evaluate_link_prediction(np.zeros((planted.n_nodes, 2)), split, operators=["dot"])

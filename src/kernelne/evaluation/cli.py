@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kernelne.evaluation.classification import PAPER_RATIOS, RULES
 from kernelne.evaluation.linkpred import OPERATORS
+from kernelne.evaluation.results import check_results_path
 
 
 def parse_ratios(text: str) -> list[float]:
@@ -30,6 +31,12 @@ def stem(path: str) -> str:
     return Path(path).name.split(".")[0]
 
 
+def check_output(args: argparse.Namespace) -> None:
+    """Fail on an unwritable results path before any work."""
+    if args.output:
+        check_results_path(args.output)
+
+
 def emit(table, args: argparse.Namespace) -> None:
     print(table.to_text())
     if args.output:
@@ -40,6 +47,7 @@ def emit(table, args: argparse.Namespace) -> None:
 def cmd_classify(args: argparse.Namespace) -> int:
     from kernelne.evaluation.classification import default_classifier, evaluate_node_classification
 
+    check_output(args)
     ratios = [r for group in args.ratios for r in group] if args.ratios else PAPER_RATIOS
     start = time.perf_counter()
     table = evaluate_node_classification(
@@ -56,6 +64,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
     from kernelne.evaluation.linkpred import default_edge_classifier, evaluate_link_prediction
     from kernelne.evaluation.splits import LinkSplit
 
+    check_output(args)
     split = LinkSplit.load(args.split_dir)
     operators = list(OPERATORS) if "all" in args.operator else args.operator
     dataset = args.dataset or stem(split.info.get("source", args.split_dir))

@@ -55,6 +55,9 @@ def evaluate_link_prediction(
     ``embedding`` (anything :func:`as_embedding` takes) should be learned on
     ``split.residual_graph()``; its rows are found by the user's node ids.
     """
+    unknown = [op for op in operators if op not in OPERATORS]
+    if unknown or not operators:
+        raise InputError(f"unknown edge operator(s) {unknown} (use {', '.join(OPERATORS)})")
     vectors, emb_nodes = as_embedding(embedding)
     vectors = vectors[embedding_rows(emb_nodes, split.nodes, embedding)]
     train_pairs, y_train = split.train_pairs()

@@ -76,10 +76,7 @@ class ResultTable:
 
     def write(self, path: str | Path) -> None:
         """Write as CSV (``.csv``) or JSON (``.json``), atomically."""
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (".csv", ".json"):
-            raise InputError("results file must end in .csv or .json", path)
+        suffix = check_results_path(path)
         with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
             if suffix == ".json":
                 json.dump(self.records(), fh, indent=1)
@@ -88,3 +85,14 @@ class ResultTable:
                 writer = csv.DictWriter(fh, fieldnames=COLUMNS)
                 writer.writeheader()
                 writer.writerows(self.records())
+
+
+def check_results_path(path: str | Path) -> str:
+    """The format (``.csv`` or ``.json``) of a results file we can write; else InputError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise InputError("results file must end in .csv or .json", path)
+    if not path.parent.is_dir():
+        raise InputError("cannot write: its folder does not exist", path)
+    return suffix

@@ -77,7 +77,10 @@ class LinkSplit:
         folder = Path(folder)
         if folder.exists() and not folder.is_dir():
             raise InputError("cannot save a split: not a folder", folder)
-        folder.mkdir(exist_ok=True)
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the split folder: {exc.strerror}", folder) from None
         nodes = self.nodes if self.nodes.dtype.kind in "iu" else self.nodes.astype(str)
         arrays = {name: getattr(self, name) for name in ARRAYS} | {"nodes": nodes}
         with atomic_path(folder / "split.npz") as tmp:
