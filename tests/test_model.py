@@ -63,12 +63,6 @@ def test_fit_attributes(small_graph):
     )
 
 
-@pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="BUG (model.py): sklearn's set_output wrapper (TransformerMixin) makes transform's X "
-    "required, so transform() and KernelNE.save() (which calls self.transform()) raise "
-    "TypeError; fix: class KernelNE(..., auto_wrap_output_keys=None) or transform(None)",
-)
 def test_save_and_transform_without_argument(small_graph, tmp_path):
     m = KernelNE(**SMALL, random_state=0, workers=1).fit(small_graph)
     m.save(tmp_path / "e.txt")
@@ -342,13 +336,6 @@ def test_untrained_embedding_does_not_separate_groups(planted):
     assert scores["kmeans_ari"] < 0.1 and scores["accuracy"] < 0.5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (trainer.py, multi-kernel): beta takes one step summed over all ~540 terms of a "
-    "walk (effective step ~lr*540), so it flips between all-zero and ~4.5 from walk to walk, "
-    "the dictionary collapses onto sch:0.5, and the embedding does not separate the groups "
-    "although each Gaussian of the dictionary alone does (ARI > 0.9) at these settings",
-)
 def test_multi_kernel_default_dictionary_separates_groups(planted):
     graph, groups = planted
     m = KernelNE(kernel="multi", dim=32, walks_per_node=40, random_state=0, workers=2)
@@ -357,11 +344,6 @@ def test_multi_kernel_default_dictionary_separates_groups(planted):
     assert scores["kmeans_ari"] > 0.8, (scores, m.beta_)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (trainer.py, multi-kernel): the beta step summed over one walk's pairs "
-    "projects every weight to 0 after the first walk, then to ~4.5 after the second",
-)
 def test_multi_kernel_weights_stay_stable_over_the_first_walks(planted):
     graph, _ = planted
     walks = random_walks(graph, 1, 10, seed=0)

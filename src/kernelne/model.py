@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
 from kernelne.embedding_io import load_embedding, save_embedding
@@ -24,10 +24,12 @@ from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
 from kernelne.walks import WalkCorpus
 
-DEFAULT_DICTIONARY = ("gauss:0.5", "gauss:1", "gauss:1.41421", "gauss:2", "sch:0.5", "sch:1", "sch:2")
+DEFAULT_DICTIONARY = (
+    "gauss:0.5", "gauss:1", "gauss:1.41421", "gauss:2", "sch:0.5", "sch:1", "sch:2",
+)
 
 
-class KernelNE(TransformerMixin, BaseEstimator):
+class KernelNE(BaseEstimator):
     """Kernel node embeddings learned from random walks by SGD with negative sampling.
 
     Parameters (paper symbol in brackets):

@@ -9,17 +9,21 @@ plus the L2 penalty ``lambda/2 (||A_v||^2 + ||B_u||^2)`` on the updated rows. Wi
 ``y`` (1 for the context, 0 for a negative) each term ``(y - k)^2`` has gradient
 ``-2 (y - k) grad k``; :func:`_term` is that update, written once: the kernel (dictionary) is the
 only thing that varies. For distance kernels ``k = f(s)``, ``s = ||a - b||^2``:
-``grad_b k = 2 f'(s) (b - a) = -grad_a k``; for the linear kernel ``grad_b k = a``, ``grad_a k = b``.
+``grad_b k = 2 f'(s) (b - a) = -grad_a k``; for the linear kernel ``grad_b k = a``,
+``grad_a k = b``.
 The center row is updated after its k + 1 terms, as in word2vec and the authors' code.
 
 The learning rate decays linearly with the number of processed centers,
 ``lr_t = max(lr (1 - t / T), min_lr)`` with ``T`` the corpus size times the number of epochs.
 
-Multiple kernels (MKernelNE): ``k = sum_j beta_j k_j``; with ``learn_beta`` the weights take the
-step ``beta_j += lr (2 (y - k) k_j - lambda_beta beta_j)`` summed over each walk's pairs, then
-are projected onto ``beta >= 0``. Each walk's negatives come from a generator seeded by
-``(seed, walk index)``; rows are updated lock-free (Hogwild, Recht et al. 2011), so results are
-bit-for-bit reproducible with one thread only.
+Multiple kernels (MKernelNE): ``k = sum_j beta_j k_j``; with ``learn_beta``, after each pair the
+weights take the step ``beta_j += lr (2 sum_terms (y - k) k_j - lambda_beta beta_j)`` (the
+gradient of the pair's k + 1 terms plus the L2 penalty, as in the authors' code) and are
+projected onto ``beta >= 0`` (the authors' code lets them go negative).
+
+Each walk's negatives come from a generator seeded by ``(seed, walk index)``; rows are updated
+lock-free (Hogwild, Recht et al. 2011), so results are bit-for-bit reproducible with one thread
+only.
 """
 
 from __future__ import annotations
@@ -120,15 +124,13 @@ def train_walks(
                     err = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
                     if learn_beta:
                         for j in range(m):
-                            gbeta[j] += lr * _TWO * err * kv[j]
-                if learn_beta:
-                    for j in range(m):
-                        gbeta[j] -= lr * beta_reg * beta[j]
+                            gbeta[j] += err * kv[j]
                 keep = _ONE - lr_reg
                 for t in range(d):
                     a[t] = keep * a[t] + neu[t]
-        if learn_beta:
-            for j in range(m):
-                beta[j] = max(_ZERO, beta[j] + gbeta[j])
-                gbeta[j] = _ZERO
+                if learn_beta:  # one projected step per pair, as for the rows
+                    for j in range(m):
+                        step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
+                        beta[j] = max(_ZERO, beta[j] + step)
+                        gbeta[j] = _ZERO
     return pairs.sum()

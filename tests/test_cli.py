@@ -1,0 +1,100 @@
+"""The ``kernelne`` command as a user meets it: embed, demo, and bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kernelne.cli import main
+from kernelne.embedding_io import load_embedding
+
+SMALL = ["--dim", "8", "--walks-per-node", "4", "--walk-length", "6", "--window", "3",
+         "--seed", "1", "--workers", "1", "--quiet"]
+
+
+@pytest.fixture()
+def ring(tmp_path):
+    path = tmp_path / "ring.txt"
+    names = [f"n{i}" for i in range(12)]
+    lines = [f"{names[i]}\t{names[(i + 1) % 12]}" for i in range(12)] + ["# a comment", ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+def test_embed_writes_word2vec_with_user_ids(ring, tmp_path):
+    out = tmp_path / "emb.txt"
+    assert main(["embed", str(ring), "-o", str(out), *SMALL]) == 0
+    vectors, nodes = load_embedding(out)
+    assert vectors.shape == (12, 8)
+    assert sorted(nodes) == sorted(f"n{i}" for i in range(12))
+    assert np.isfinite(vectors).all() and np.abs(vectors).sum() > 0
+
+
+def test_embed_npy_same_seed_same_result(ring, tmp_path):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    assert main(["embed", str(ring), "-o", str(a), *SMALL]) == 0
+    assert main(["embed", str(ring), "-o", str(b), *SMALL]) == 0
+    assert np.array_equal(np.load(a), np.load(b))
+    assert (tmp_path / "a.nodes.txt").read_text().split() == [f"n{i}" for i in range(12)]
+
+
+def test_embed_summary_reports_throughput(ring, tmp_path, capsys):
+    args = [a for a in SMALL if a != "--quiet"]
+    assert main(["embed", str(ring), "-o", str(tmp_path / "e.txt"), *args]) == 0
+    out = capsys.readouterr().out
+    for word in ("12 nodes", "pairs/s", "peak memory", "wrote"):
+        assert word in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("a b\nc\n", ":2: expected 2 or 3 fields"),
+        ("a b 1\nb c -2\n", ":2: negative or non-finite weight"),
+        ("a b 1\nb c x\n", ":2: weight 'x' is not a number"),
+        ("# nothing\n", "no edges found"),
+        ("a b\nb c 2\n", ":2: 3 fields, but earlier lines have 2"),
+    ],
+)
+def test_bad_input_exit_2_one_line_no_output(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(content)
+    out = tmp_path / "out.txt"
+    assert main(["embed", str(bad), "-o", str(out), *SMALL]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kernelne: error: ") and str(bad) in err and message in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad]
+
+
+def test_missing_file_and_bad_parameter(tmp_path, capsys):
+    assert main(["embed", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o.txt")]) == 2
+    assert "nope.txt: cannot read file" in capsys.readouterr().err
+    good = tmp_path / "g.txt"
+    good.write_text("1 2\n2 3\n")
+    assert main(["embed", str(good), "-o", str(tmp_path / "o.txt"), "--dim", "0"]) == 2
+    assert "dim must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_console_script_help_and_error_exit_code(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelne.cli", "embed", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "--walks-per-node" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelne.cli", "embed", str(tmp_path / "x"), "-o", "y"],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_demo_separates_groups(capsys):
+    assert main(["demo", "--dim", "32", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    ari = float(out.split("adjusted Rand index ")[1].split()[0])
+    acc = float(out.split("held-out half ")[1].split()[0])
+    assert ari > 0.8 and acc > 0.9
