@@ -95,11 +95,26 @@ def cmd_embed(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key)
     report_graph(graph)
-    model = model_from_args(args, verbose=not args.quiet)
+    if args.method == "kernelne":
+        model = model_from_args(args, verbose=not args.quiet)
+    else:
+        from kernelne.baselines import make_method
+
+        shared = dict(
+            dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
+            window=args.window, negatives=args.negatives, p=args.p, q=args.q,
+            epochs=args.epochs, workers=args.workers, random_state=args.seed,
+        )
+        model = make_method(args.method, ignore_unknown=True, **shared)
     model.fit(graph)
     save_embedding(args.output, model.embedding_, graph.nodes)
     if not args.quiet:
-        print(describe_fit(model, graph, time.perf_counter() - start))
+        seconds = time.perf_counter() - start
+        if args.method == "kernelne":
+            print(describe_fit(model, graph, seconds))
+        else:
+            print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
+                  f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")
         print(f"wrote      {args.output}")
     return 0
 
@@ -124,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--directed", action="store_true", help="treat edges as directed")
     embed.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    embed.add_argument("--method", default="kernelne",
+                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
+                       help="embedding method (baselines take the shared options: --dim, walk "
+                       "options, -p/-q, --epochs, --workers, --seed)")
     add_model_options(embed)
     embed.set_defaults(func=cmd_embed)
 
