@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from kernelne.kernels import LINEAR, kernel_value
+from kernelne.prefetch import prefetch_row
 from kernelne.sampling import alias_draw, stream_state
 
 _ZERO = np.float32(0.0)
@@ -100,6 +101,11 @@ def train_walks(
         neu = np.empty(d, np.float32)
         kv = np.empty(m, np.float32)
         gbeta = np.zeros(m, np.float32)
+        # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
+        negs = np.empty(negatives, np.int64)
+        ahead = np.empty(negatives, np.int64)
+        for k in range(negatives):
+            state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
         n = length
         while n > 0 and walk[n - 1] < 0:
             n -= 1
@@ -113,13 +119,17 @@ def train_walks(
                 if c == pos:
                     continue
                 pairs[i] += 1
+                for k in range(negatives):
+                    negs[k] = ahead[k]
+                    state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
+                    prefetch_row(B, ahead[k])
                 neu[:] = _ZERO
                 for k in range(negatives + 1):
                     if k == 0:
                         u = np.int64(walk[c])
                         y = _ONE
                     else:
-                        state, u = alias_draw(state, neg_prob, neg_alias)
+                        u = negs[k - 1]
                         y = _ZERO
                     err = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
                     if learn_beta:
