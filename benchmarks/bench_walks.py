@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     print(f"# walks: {WALKS_PER_NODE}/node, {WALK_LENGTH} nodes each; median of {args.repeats} "
           f"runs; threads {threads} (machine has {cpu_count()} cores); load average at start "
           + " ".join(f"{x:.1f}" for x in os.getloadavg()))
-    header = (f"| {'dataset':8} | {'nodes':>6} | {'edges':>7} | {'p,q':7} | thr | {'impl':24} | "
+    header = (f"| {'dataset':8} | {'nodes':>6} | {'edges':>7} | {'p,q':7} | thr | {'impl':28} | "
               f"{'seconds':>7} | {'walks/s':>9} | {'ns/step':>7} | {'peak MiB':>8} | "
               f"{'out MiB':>7} | {'ratio':>6} |")
     print(header)
