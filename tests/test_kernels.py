@@ -169,11 +169,11 @@ def _run_term(a, b, y, kernels, beta, lr=1.0, lr_reg=0.0):
     b_new = b32.copy()
     neu = np.zeros_like(a32)
     kv = np.zeros(len(kernels), F32)
-    err = _term_call(
+    err, ca = _term_call(
         a32, b_new, neu, F32(y), F32(lr), F32(lr_reg), kinds[0] == LINEAR, kinds, params,
         np.asarray(beta, F32), kv,
     )
-    return a32, b32, b_new, neu, kv, err
+    return a32, b32, b_new, neu + ca * a32, kv, err  # a's step: ca * a + the neu part
 
 
 def _close(got, want, rtol=1e-3):

@@ -43,9 +43,11 @@ _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from
 
 @njit(inline="always", fastmath=True)
 def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
-    """One term ``(y - k(a, b))^2``: update ``b`` in place, add ``a``'s step to ``neu``.
+    """One term ``(y - k(a, b))^2``: update ``b`` in place and return ``(y - k, ca)``.
 
-    Fills ``kv[j]`` with each dictionary kernel's value; returns the combined ``y - k``.
+    ``a``'s step is ``ca * a + (what this adds to neu)``: its ``b`` part is accumulated in
+    ``neu``, its ``a`` part is the returned scalar, so the center row is only read per term.
+    Fills ``kv[j]`` with each dictionary kernel's value.
     """
     d = a.shape[0]
     s = _ZERO
@@ -74,9 +76,9 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
     for t in range(d):
         at = a[t]
         bt = b[t]
-        neu[t] += ca * at + cb * bt
+        neu[t] += cb * bt
         b[t] = keep * bt + da * at
-    return err
+    return err, ca
 
 
 @njit(parallel=True, fastmath=True, cache=True)
@@ -98,7 +100,7 @@ def train_walks(
     for i in prange(n_walks):
         walk = walks[i]
         state = stream_state(seed ^ _NEG_STREAM, np.uint64(first_walk + i))
-        neu = np.empty(d, np.float32)
+        neu = np.zeros(d, np.float32)
         kv = np.empty(m, np.float32)
         gbeta = np.zeros(m, np.float32)
         # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
@@ -123,7 +125,7 @@ def train_walks(
                     negs[k] = ahead[k]
                     state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
                     prefetch_row(B, ahead[k])
-                neu[:] = _ZERO
+                ca = _ZERO
                 for k in range(negatives + 1):
                     if k == 0:
                         u = np.int64(walk[c])
@@ -131,13 +133,15 @@ def train_walks(
                     else:
                         u = negs[k - 1]
                         y = _ZERO
-                    err = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
+                    err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
+                    ca += ca_k
                     if learn_beta:
                         for j in range(m):
                             gbeta[j] += err * kv[j]
-                keep = _ONE - lr_reg
+                keep = _ONE - lr_reg + ca
                 for t in range(d):
                     a[t] = keep * a[t] + neu[t]
+                    neu[t] = _ZERO
                 if learn_beta:  # one projected step per pair, as for the rows
                     for j in range(m):
                         step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
