@@ -1,0 +1,312 @@
+"""The output folder: Markdown tables (ours ± std beside the paper's), raw scores as CSV and
+JSON, matplotlib figures, the run log, and ``RESULTS.md`` ready to commit as docs/RESULTS.md.
+
+A cell reads ``0.561 ± 0.012 (0.560)``: our mean ± std over the repeats, then the paper's
+number; where they differ by more than :data:`TOLERANCE` the signed difference follows in bold.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import platform
+import sys
+from collections import defaultdict
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from kernelne.embedding_io import atomic_path
+from kernelne.parallel import cpu_count
+from kernelne.reproduce.config import Config
+from kernelne.reproduce.paper import paper_micro_f1, paper_roc_auc
+
+TOLERANCE = 0.02
+PACKAGES = ("kernelne", "numpy", "scipy", "scikit-learn", "numba", "gensim", "joblib",
+            "matplotlib", "dask", "distributed")
+RAW_COLUMNS = ("experiment", "x", "task", "dataset", "method", "setting", "metric", "repeat",
+               "value", "embedding_seed", "split_seed", "params", "fit_seconds", "eval_seconds",
+               "embedding_key", "score_key")
+
+Summary = dict[tuple, tuple[float, float, int]]
+
+
+def format_cell(mean: float, std: float, n: int, paper: float | None) -> str:
+    """``mean ± std (paper)``, the difference in bold when it exceeds the tolerance."""
+    text = f"{mean:.3f}" + (f" ± {std:.3f}" if n > 1 else "")
+    if paper is None:
+        return text
+    text += f" ({paper:.3f})"
+    diff = mean - paper
+    if abs(diff) > TOLERANCE:
+        text += f" **{diff:+.3f}**"
+    return text
+
+
+def summarise(records: list[dict]) -> Summary:
+    """Mean, population std and count per (experiment, x, dataset, method, setting, metric)."""
+    groups: dict[tuple, list[float]] = defaultdict(list)
+    for r in records:
+        key = (r["experiment"], r["x"], r["dataset"], r["method"], r["setting"], r["metric"])
+        groups[key].append(r["value"])
+    return {k: (float(np.mean(v)), float(np.std(v)), len(v)) for k, v in groups.items()}
+
+
+def paper_value(experiment: str, dataset: str, method: str, setting: str) -> float | None:
+    if experiment == "table2":
+        return paper_micro_f1(dataset, method, float(setting))
+    if experiment == "table3":
+        return paper_roc_auc(dataset, method)
+    return None
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def classification_tables(summary: Summary, config: Config) -> str:
+    """Table II: Micro-F1 (with the paper's) and Macro-F1 per dataset, methods by ratio."""
+    cls = config.task("classification")
+    ratios = [f"{r:g}" for r in cls["ratios"]]
+    out = []
+    for metric, title in (("micro_f1", "Micro-F1"), ("macro_f1", "Macro-F1")):
+        for dataset in cls["datasets"]:
+            rows = []
+            for method in cls["methods"]:
+                row = [config.label(method)]
+                for ratio in ratios:
+                    hit = summary.get(("table2", None, dataset, method, ratio, metric))
+                    paper = paper_value("table2", dataset, method, ratio)
+                    row.append("–" if hit is None else
+                               format_cell(*hit, paper if metric == "micro_f1" else None))
+                rows.append(row)
+            header = [f"{title}: {dataset}"] + [f"{float(r):.0%}" for r in ratios]
+            out.append(_table(header, rows))
+    return "\n".join(out)
+
+
+def link_table(summary: Summary, config: Config) -> str:
+    """Table III: ROC-AUC, datasets by methods, with the paper's."""
+    link = config.task("link_prediction")
+    rows = []
+    for dataset in link["datasets"]:
+        row = [dataset]
+        for method in link["methods"]:
+            hit = summary.get(("table3", None, dataset, method, link["operator"], "roc_auc"))
+            paper = paper_value("table3", dataset, method, "")
+            row.append("–" if hit is None else format_cell(*hit, paper))
+        rows.append(row)
+    return _table(["ROC-AUC"] + [config.label(m) for m in link["methods"]], rows)
+
+
+def gaps(summary: Summary) -> list[dict]:
+    """Every cell with a paper number: ours, the paper's, the difference."""
+    cells = []
+    for (experiment, _, dataset, method, setting, metric), (mean, std, _) in summary.items():
+        if (experiment, metric) not in (("table2", "micro_f1"), ("table3", "roc_auc")):
+            continue
+        paper = paper_value(experiment, dataset, method, setting)
+        if paper is not None:
+            cells.append({"table": experiment, "dataset": dataset, "method": method,
+                          "setting": setting, "ours": mean, "std": std, "paper": paper,
+                          "diff": mean - paper})
+    return cells
+
+
+def agreement_text(cells: list[dict]) -> str:
+    """KernelNE's cells within the tolerance, per table, and the list of larger gaps."""
+    lines = []
+    for table, name in (("table2", "Table II"), ("table3", "Table III")):
+        own = [c for c in cells if c["table"] == table and c["method"].startswith("kernelne")]
+        if own:
+            close = sum(abs(c["diff"]) <= TOLERANCE for c in own)
+            lines.append(f"- {name}: {close} of {len(own)} KernelNE cells within "
+                         f"{TOLERANCE} of the paper ({close / len(own):.0%}).")
+    far = sorted((c for c in cells if abs(c["diff"]) > TOLERANCE),
+                 key=lambda c: (c["table"], c["dataset"], c["method"],
+                                float(c["setting"]) if c["table"] == "table2" else 0.0))
+    rows = [[("Table II" if c["table"] == "table2" else "Table III"), c["dataset"], c["method"],
+             c["setting"], f"{c['ours']:.3f}", f"{c['paper']:.3f}", f"{c['diff']:+.3f}"]
+            for c in far]
+    text = "\n".join(lines) + "\n"
+    if rows:
+        text += (f"\nCells differing from the paper by more than {TOLERANCE} "
+                 f"({len(rows)} of {len(cells)}):\n\n")
+        text += _table(["table", "dataset", "method", "ratio / operator", "ours", "paper",
+                        "difference"], rows)
+    return text
+
+
+def plot_figures(summary: Summary, config: Config, folder: Path) -> list[Path]:
+    """PNGs: Micro-F1 against training ratio per dataset, and the sensitivity sweeps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(exist_ok=True)
+    written = []
+    cls = config.task("classification")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for dataset in cls["datasets"]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        drawn = False
+        for i, method in enumerate(cls["methods"]):
+            pts = [(float(r), summary[k][0]) for r in map(lambda r: f"{r:g}", cls["ratios"])
+                   if (k := ("table2", None, dataset, method, r, "micro_f1")) in summary]
+            if not pts:
+                continue
+            color = colors[i % len(colors)]
+            ax.plot(*zip(*pts, strict=True), "o-", color=color, label=config.label(method))
+            paper = [(x, p) for x, _ in pts if (p := paper_micro_f1(dataset, method, x))]
+            if paper:
+                ax.plot(*zip(*paper, strict=True), "--", color=color, alpha=0.6)
+            drawn = True
+        if drawn:
+            ax.set(xscale="log", xlabel="training ratio", ylabel="Micro-F1",
+                   title=f"{dataset}: ours (solid) and the paper's (dashed)")
+            ax.legend(fontsize="small")
+            written.append(_save(fig, folder / f"ratio_{dataset}.png"))
+        plt.close(fig)
+
+    sens = config.sensitivity
+    sweeps = (("dim", "dimension d", False), ("sigma2", "Gaussian σ²", True),
+              ("alpha", "Schoenberg α", True))
+    for experiment, xlabel, log in sweeps:
+        keys = [k for k in summary if k[0] == experiment and k[5] == "micro_f1"]
+        if not keys:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for method, ratio in sorted({(k[3], k[4]) for k in keys}):
+            pts = sorted((k[1], *summary[k][:2]) for k in keys if (k[3], k[4]) == (method, ratio))
+            x, y, err = zip(*pts, strict=True)
+            ax.errorbar(x, y, yerr=err, marker="o", capsize=3,
+                        label=f"{config.label(method)}, {float(ratio):.0%} training")
+        ax.set(xlabel=xlabel, ylabel="Micro-F1", title=f"{sens['dataset']}: Micro-F1 against "
+               f"{xlabel}", xscale="log" if log else "linear")
+        ax.legend(fontsize="small")
+        written.append(_save(fig, folder / f"sensitivity_{experiment}.png"))
+        plt.close(fig)
+    return written
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    return path
+
+
+def write_scores(records: list[dict], out: Path) -> None:
+    """``scores.csv`` and ``scores.json``: every raw score with its seeds and settings."""
+    with atomic_path(out / "scores.csv") as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=RAW_COLUMNS)
+        writer.writeheader()
+        writer.writerows(records)
+    with atomic_path(out / "scores.json") as tmp:
+        tmp.write_text(json.dumps(records, indent=0) + "\n")
+
+
+def environment() -> dict:
+    """Versions and machine, for the run log."""
+    versions = {"python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"versions": versions, "machine": {
+        "platform": platform.platform(), "cpu": cpu, "cores": cpu_count()}}
+
+
+def update_run_log(out: Path, config: Config, invocation: dict) -> dict:
+    """Append this invocation to ``run.json`` (versions, machine, settings, timings)."""
+    path = out / "run.json"
+    log = json.loads(path.read_text()) if path.is_file() else {"invocations": []}
+    log.update(environment())
+    log["config_source"] = config.source
+    log["config"] = config.data
+    log["invocations"].append(invocation)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(log, indent=1, default=str) + "\n")
+    return log
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def kernel_settings_text(config: Config) -> str:
+    """The KernelNE kernel parameters used per task and dataset."""
+    rows = []
+    for task in ("classification", "link_prediction"):
+        table = config.task(task)
+        for dataset in table["datasets"]:
+            for method in table["methods"]:
+                if config.model(method) != "kernelne":
+                    continue
+                p = config.params(task, dataset, method)
+                kernel = p.get("kernel", "gauss")
+                value = {"gauss": f"σ = {p.get('sigma', 2 ** 0.5):.4g} "
+                                  f"(σ² = {p.get('sigma', 2 ** 0.5) ** 2:.4g})",
+                         "schoenberg": f"α = {p.get('alpha', 1.0):g}"}.get(kernel, "–")
+                rows.append([task.replace("_", " "), dataset, config.label(method), value])
+    return _table(["task", "dataset", "method", "kernel parameter"], rows) if rows else ""
+
+
+def results_markdown(summary: Summary, config: Config, log: dict, figures: list[Path]) -> str:
+    """The whole report: setup, Table II, Table III, figures, agreement and gaps."""
+    runs = log.get("invocations", [])
+    wall = sum(r.get("wall_seconds", 0) for r in runs)
+    machine, versions = log.get("machine", {}), log.get("versions", {})
+    parts = [
+        "# Reproducing Kernel Node Embeddings (GlobalSIP 2019)\n",
+        "Generated by `kernelne reproduce`. Cells: our mean ± std over the repeats, the paper's "
+        f"number in brackets, and the signed difference in bold where it exceeds {TOLERANCE}.\n",
+        "## Setup\n",
+        f"- Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, "
+        f"{machine.get('platform', '?')}",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+        f"- Settings: {log.get('config_source', '?')}; seed {config.seed}; classification "
+        f"{config.task('classification')['repeats']} repeats per ratio; link prediction "
+        f"test fraction {config.task('link_prediction')['test_fraction']}, operator "
+        f"{config.task('link_prediction')['operator']}",
+        f"- Wall time: {wall / 60:.1f} min over {len(runs)} invocation(s) "
+        f"({', '.join(str(r.get('scheduler') or 'local') for r in runs)})\n",
+        "Kernel settings (σ is the paper's form exp(-‖x−y‖²/σ²)):\n",
+        kernel_settings_text(config),
+        "## Table II: node classification\n",
+        classification_tables(summary, config),
+        "## Table III: link prediction\n",
+        link_table(summary, config),
+    ]
+    if figures:
+        parts.append("## Figures\n")
+        parts += [f"![{p.stem}](figures/{p.name})\n" for p in figures]
+    parts += ["## Agreement with the paper\n", agreement_text(gaps(summary))]
+    return "\n".join(parts)
+
+
+def write_report(out: Path, records: list[dict], config: Config, log: dict) -> Path:
+    """Write scores, figures, ``tables.md`` and ``RESULTS.md`` into ``out``; return the latter."""
+    write_scores(records, out)
+    summary = summarise(records)
+    figures = plot_figures(summary, config, out / "figures")
+    with atomic_path(out / "tables.md") as tmp:
+        tmp.write_text(classification_tables(summary, config) + "\n" + link_table(summary, config))
+    path = out / "RESULTS.md"
+    with atomic_path(path) as tmp:
+        tmp.write_text(results_markdown(summary, config, log, figures), encoding="utf-8")
+    return path

@@ -1,0 +1,242 @@
+"""Execute the grid through joblib: locally, or on a Dask cluster with ``scheduler``.
+
+Job functions are top-level and take plain, picklable arguments (graphs, arrays, job records);
+the driver alone reads and writes the cache, so Dask workers need no shared file system.
+Locally, embeddings run one at a time in this process, each on every core (numba and gensim
+use all threads themselves), and the evaluation jobs run in parallel processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+from tqdm.auto import tqdm
+
+from kernelne.datasets import Dataset, load_dataset
+from kernelne.evaluation.classification import default_classifier, score_split
+from kernelne.evaluation.linkpred import evaluate_link_prediction
+from kernelne.evaluation.splits import LinkSplit, make_link_split
+from kernelne.graph import Graph
+from kernelne.reproduce.cache import Cache
+from kernelne.reproduce.grid import EmbedJob, EvalJob, Grid, SplitSpec
+
+
+def make_model(model: str, params: dict[str, Any], seed: int, workers: int | None):
+    """An unfitted estimator: KernelNE or a baseline."""
+    if model == "kernelne":
+        from kernelne.model import KernelNE
+
+        return KernelNE(**params, random_state=seed, workers=workers)
+    from kernelne.baselines import make_method
+
+    return make_method(model, **params, random_state=seed, workers=workers)
+
+
+def embed_job(job: EmbedJob, graph: Graph, workers: int | None) -> tuple[str, np.ndarray, float]:
+    """Fit one embedding; returns ``(key, vectors, seconds)``."""
+    start = time.perf_counter()
+    model = make_model(job.model, job.params, job.seed, workers).fit(graph)
+    return job.key, model.embedding_, time.perf_counter() - start
+
+
+def classify_job(
+    key: str, X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeats: int
+) -> tuple[str, dict]:
+    """Micro-/Macro-F1 of ``repeats`` seeded splits at one training ratio."""
+    start = time.perf_counter()
+    clf = default_classifier()
+    scores = [score_split(X, Y, ratio, seed, i, clf, "top-k") for i in range(repeats)]
+    return key, {
+        "micro_f1": [s[0] for s in scores], "macro_f1": [s[1] for s in scores],
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def linkpred_job(key: str, vectors: np.ndarray, split: LinkSplit, operator: str):
+    """ROC-AUC and average precision of a residual-graph embedding on its split."""
+    start = time.perf_counter()
+    table = evaluate_link_prediction((vectors, split.nodes), split, operators=[operator])
+    return key, {
+        "roc_auc": [table.value("roc_auc")],
+        "average_precision": [table.value("average_precision")],
+        "seconds": time.perf_counter() - start,
+    }
+
+
+class Data:
+    """Datasets and link splits, loaded on first use; splits are cached on disk."""
+
+    def __init__(self, data_dir: Path, cache: Cache):
+        self.data_dir, self.cache = data_dir, cache
+        self._datasets: dict[str, Dataset] = {}
+        self._splits: dict[str, LinkSplit] = {}
+
+    def dataset(self, name: str) -> Dataset:
+        if name not in self._datasets:
+            self._datasets[name] = load_dataset(name, self.data_dir)
+        return self._datasets[name]
+
+    def split(self, spec: SplitSpec) -> LinkSplit:
+        if spec.key not in self._splits:
+            folder = self.cache.split_folder(spec.key)
+            if (folder / "split.json").is_file():
+                split = LinkSplit.load(folder)
+            else:
+                graph = self.dataset(spec.dataset).graph
+                split = make_link_split(graph, spec.test_fraction, spec.seed)
+                split.save(folder)
+            self._splits[spec.key] = split
+        return self._splits[spec.key]
+
+    def graph(self, job: EmbedJob) -> Graph:
+        if job.split is None:
+            return self.dataset(job.dataset).graph
+        return self.split(job.split).residual_graph()
+
+    def classification_data(self, dataset: str, vectors: np.ndarray):
+        """Rows of the labelled nodes and their dense label matrix (empty labels dropped)."""
+        labels = self.dataset(dataset).labels
+        labelled = np.flatnonzero(labels.getnnz(axis=1) > 0)
+        Y = labels[labelled]
+        return vectors[labelled], Y[:, np.flatnonzero(Y.getnnz(axis=0) > 0)].toarray()
+
+
+@dataclass
+class RunStats:
+    embeddings_run: int = 0
+    evaluations_run: int = 0
+    embeddings_cached: int = 0
+    evaluations_cached: int = 0
+    interrupted: bool = False
+
+
+@contextlib.contextmanager
+def backend(scheduler: str | None) -> Iterator[dict]:
+    """joblib settings for the run: Dask (via ``distributed.Client``) or local processes."""
+    if scheduler is None:
+        yield {"scheduler": None}
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        from kernelne.errors import InputError
+
+        raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
+    with Client(scheduler, timeout="30s") as client, parallel_config(backend="dask"):
+        yield {"scheduler": scheduler, "dask_workers": len(client.scheduler_info()["workers"])}
+
+
+def _stream(tasks: Iterable, n_jobs: int, total: int, desc: str, progress: bool) -> Iterator:
+    """Run joblib ``tasks``, yielding results as they finish, with a progress bar."""
+    if total == 0:
+        return
+    with tqdm(total=total, desc=desc, unit="job", disable=not progress, dynamic_ncols=True) as bar:
+        for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+            bar.update(1)
+            yield result
+
+
+def execute(
+    grid: Grid,
+    data: Data,
+    cache: Cache,
+    *,
+    dask: bool = False,
+    jobs: int = -1,
+    workers: int | None = None,
+    progress: bool = True,
+    log=print,
+) -> RunStats:
+    """Run every job of ``grid`` whose result is not cached yet, caching each as it ends."""
+    stats = RunStats()
+    todo = [j for j in grid.embeddings if not cache.has_embedding(j.key)]
+    stats.embeddings_cached = len(grid.embeddings) - len(todo)
+    by_key = {j.key: j for j in todo}
+    tasks = (delayed(embed_job)(j, data.graph(j), workers) for j in todo)
+    try:
+        for key, vectors, seconds in _stream(tasks, -1 if dask else 1, len(todo), "embeddings",
+                                             progress):
+            job = by_key[key]
+            cache.save_embedding(key, vectors, {
+                "dataset": job.dataset, "method": job.method, "model": job.model,
+                "params": job.params, "seed": job.seed,
+                "split": job.split and job.split.key, "seconds": seconds,
+            })
+            stats.embeddings_run += 1
+            log(f"embedding {job.dataset} {job.method} {json.dumps(job.params)} "
+                f"seed={job.seed}{' (residual)' if job.split else ''}: {seconds:.1f} s")
+
+        pending: dict[str, EvalJob] = {}
+        for job in grid.evaluations:
+            if job.key not in pending and cache.scores(job.key) is None:
+                pending[job.key] = job
+        stats.evaluations_cached = len({j.key for j in grid.evaluations}) - len(pending)
+        for key, record in _stream(_eval_tasks(pending.values(), data, cache),
+                                   -1 if dask else jobs, len(pending), "evaluations", progress):
+            cache.save_scores(key, record)
+            stats.evaluations_run += 1
+            job = pending[key]
+            log(f"evaluation {job.embed.dataset} {job.embed.method} {job.task} {job.setting} "
+                f"x{job.repeats}: {record['seconds']:.1f} s")
+    except KeyboardInterrupt:
+        stats.interrupted = True
+        raise
+    return stats
+
+
+def _eval_tasks(jobs: Iterable[EvalJob], data: Data, cache: Cache) -> Iterator:
+    """joblib tasks of the evaluations; each embedding is read from the cache when needed."""
+    for job in jobs:
+        vectors = cache.load_embedding(job.embed.key)
+        if job.task == "classification":
+            X, Y = data.classification_data(job.embed.dataset, vectors)
+            yield delayed(classify_job)(job.key, X, Y, float(job.setting), job.seed, job.repeats)
+        else:
+            split = data.split(job.embed.split)
+            yield delayed(linkpred_job)(job.key, vectors, split, job.setting)
+
+
+def collect_records(grid: Grid, cache: Cache) -> list[dict]:
+    """One record per raw score (repeat, metric) of every evaluated job, with its settings."""
+    records = []
+    for job in grid.evaluations:
+        scores = cache.scores(job.key)
+        if scores is None:
+            continue
+        embed = job.embed
+        meta = cache.embedding_meta(embed.key)
+        for metric, values in scores.items():
+            if metric == "seconds":
+                continue
+            for repeat, value in enumerate(values):
+                records.append({
+                    "experiment": job.experiment, "x": job.x, "task": job.task,
+                    "dataset": embed.dataset, "method": embed.method, "setting": job.setting,
+                    "metric": metric, "repeat": repeat, "value": value,
+                    "embedding_seed": embed.seed, "split_seed": job.seed,
+                    "params": json.dumps(embed.params, sort_keys=True),
+                    "fit_seconds": round(meta["seconds"], 3),
+                    "eval_seconds": round(scores["seconds"], 3),
+                    "embedding_key": embed.key, "score_key": job.key,
+                })
+    return records
+
+
+def run_folder(out: str | Path) -> Path:
+    """Create the output folder; InputError when impossible."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from kernelne.errors import InputError
+
+        raise InputError(f"cannot create the output folder: {exc.strerror}", out) from None
+    return out

@@ -1,0 +1,250 @@
+"""kernelne reproduce: settings file, cache, cell format, the grid end to end, the Dask path."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import networkx as nx
+import pytest
+
+from kernelne.cli import main
+from kernelne.errors import InputError
+from kernelne.reproduce import run as run_module
+from kernelne.reproduce.config import default_config_text, load_config
+from kernelne.reproduce.grid import build_grid
+from kernelne.reproduce.paper import paper_micro_f1, paper_roc_auc
+from kernelne.reproduce.report import format_cell
+
+# A tiny grid: one labelled network, three methods, small everything.
+TINY = """
+seed = 0
+[defaults]
+dim = 8
+walks_per_node = 4
+walk_length = 6
+window = 3
+negatives = 2
+[methods.deepwalk]
+model = "deepwalk"
+label = "DeepWalk"
+[methods.hope]
+model = "hope"
+label = "HOPE"
+[methods.kernelne-gauss]
+model = "kernelne"
+label = "KernelNE Gauss"
+kernel = "gauss"
+[methods.kernelne-sch]
+model = "kernelne"
+kernel = "schoenberg"
+[classification]
+datasets = ["cora"]
+methods = ["deepwalk", "hope", "kernelne-gauss"]
+ratios = [0.1, 0.5]
+repeats = 2
+[link_prediction]
+datasets = ["cora"]
+methods = ["hope", "kernelne-gauss"]
+test_fraction = 0.5
+[link_prediction.settings."*".kernelne-gauss]
+sigma = 0.3
+[sensitivity]
+dataset = "cora"
+gauss = "kernelne-gauss"
+sch = "kernelne-sch"
+ratios = [0.5]
+repeats = 2
+dim = [4, 8]
+sigma2 = [2.0]
+alpha = [1.0, 2.0]
+"""
+
+
+@pytest.fixture
+def tiny_data(tmp_path):
+    """A data folder in the shared/datasets format: a 3-block planted partition named cora."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    g = nx.planted_partition_graph(3, 20, 0.4, 0.02, seed=1)
+    with gzip.open(folder / "cora.edges.gz", "wt") as fh:
+        fh.writelines(f"{min(u, v)} {max(u, v)}\n" for u, v in sorted(g.edges()))
+    with gzip.open(folder / "cora.labels.gz", "wt") as fh:
+        fh.writelines(f"{v} {v // 20}\n" for v in range(60))
+    manifest = {"cora": {"nodes": 60, "edges": g.number_of_edges(), "labels": 3}}
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+    return folder
+
+
+@pytest.fixture
+def tiny_config(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.fixture
+def count_fits(monkeypatch):
+    """Count embedding fits (the local path runs them in this process)."""
+    calls = []
+    real = run_module.embed_job
+
+    def counting(job, graph, workers):
+        calls.append(job.key)
+        return real(job, graph, workers)
+
+    monkeypatch.setattr(run_module, "embed_job", counting)
+    return calls
+
+
+def reproduce(*args: str) -> int:
+    return main(["reproduce", "--no-progress", *map(str, args)])
+
+
+def test_config_round_trip(tmp_path):
+    path = tmp_path / "mine.toml"
+    assert main(["reproduce", "--write-config", str(path)]) == 0
+    assert path.read_text() == default_config_text()
+    assert load_config(path).data == load_config().data
+    assert main(["reproduce", "--write-config", str(path)]) == 2  # never overwrites
+
+
+def test_paper_settings_and_quick():
+    config = load_config()
+    assert config.params("classification", "citeseer", "kernelne-gauss")["sigma"] ** 2 == \
+        pytest.approx(2.0)
+    assert config.params("classification", "dblp", "kernelne-sch")["alpha"] == 3.0
+    assert config.params("link_prediction", "hepth", "kernelne-gauss")["sigma"] == 0.3
+    assert config.params("link_prediction", "gnutella", "kernelne-gauss")["sigma"] == 3.0
+    assert config.params("link_prediction", "hepth", "kernelne-sch")["alpha"] == 2.0
+    assert config.params("classification", "cora", "hope") == {
+        "beta": None, "beta_ratio": 0.5, "dim": 128}
+    quick = load_config(quick=True)
+    assert quick.params("classification", "cora", "deepwalk")["dim"] == 32
+    assert quick.task("classification")["repeats"] == 2
+    assert paper_micro_f1("cora", "kernelne-gauss", 0.02) == 0.706
+    assert paper_roc_auc("gnutella", "kernelne-sch") == 0.677
+    assert paper_micro_f1("cora", "kernelne-ne", 0.1) is None
+
+
+def test_bad_config(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TINY.replace('kernel = "gauss"', 'kernel = "gauss"\nsigmaa = 1.0'))
+    with pytest.raises(InputError, match="sigmaa"):
+        load_config(bad)
+    bad.write_text("seed = [")
+    with pytest.raises(InputError, match="TOML"):
+        load_config(bad)
+
+
+def test_cell_format():
+    assert format_cell(0.5612, 0.0123, 50, 0.560) == "0.561 ± 0.012 (0.560)"
+    assert format_cell(0.6012, 0.01, 50, 0.560) == "0.601 ± 0.010 (0.560) **+0.041**"
+    assert format_cell(0.530, 0.01, 50, 0.560) == "0.530 ± 0.010 (0.560) **-0.030**"
+    assert format_cell(0.575, 0.0, 1, 0.560) == "0.575 (0.560)"
+    assert format_cell(0.575, 0.01, 2, None) == "0.575 ± 0.010"
+
+
+def test_grid_shares_identical_embeddings(tiny_data, tiny_config):
+    grid = build_grid(load_config(tiny_config), tiny_data)
+    # 3 classification + 2 residual + sensitivity (dim 4 x2, dim 8 sch, alpha 2; sigma2 = 2,
+    # dim 8 gauss and alpha 1 are embeddings listed already: defaults are filled in)
+    assert len(grid.embeddings) == 3 + 2 + 4
+    assert len({j.key for j in grid.embeddings}) == len(grid.embeddings)
+
+
+def test_end_to_end_and_cache(tiny_data, tiny_config, tmp_path, count_fits):
+    out = tmp_path / "out"
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--jobs", 1) == 0
+    assert len(count_fits) == 9
+    results = (out / "RESULTS.md").read_text()
+    assert "KernelNE Gauss" in results and "ROC-AUC" in results
+    assert "(0.782)" in results  # the paper's Cora Gauss Micro-F1 at 10%
+    for name in ("ratio_cora.png", "sensitivity_dim.png", "sensitivity_sigma2.png",
+                 "sensitivity_alpha.png"):
+        assert (out / "figures" / name).read_bytes()[:4] == b"\x89PNG"
+    rows = json.loads((out / "scores.json").read_text())
+    assert {r["experiment"] for r in rows} == {"table2", "table3", "dim", "sigma2", "alpha"}
+    micro = [r for r in rows if r["experiment"] == "table2" and r["metric"] == "micro_f1"]
+    assert len(micro) == 3 * 2 * 2 and all(0 <= r["value"] <= 1 for r in micro)
+    assert all(r["embedding_seed"] == 0 and r["params"] for r in rows)
+    assert (out / "scores.csv").read_text().startswith("experiment,x,task,dataset")
+    log = json.loads((out / "run.json").read_text())
+    assert log["versions"]["kernelne"] and log["invocations"][0]["embeddings_run"] == 9
+    before = (out / "scores.csv").read_text()
+
+    # The second run finds everything in the cache: no fit, the same scores.
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out) == 0
+    assert len(count_fits) == 9
+    assert (out / "scores.csv").read_text() == before
+    assert json.loads((out / "run.json").read_text())["invocations"][1]["embeddings_cached"] == 9
+
+
+def test_resume_after_interruption(tiny_data, tiny_config, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    real, calls = run_module.embed_job, []
+
+    def flaky(job, graph, workers):
+        calls.append(job.key)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(job, graph, workers)
+
+    monkeypatch.setattr(run_module, "embed_job", flaky)
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification") == 130
+    assert len(list((out / "cache" / "embeddings").glob("*.npy"))) == 2
+    monkeypatch.setattr(run_module, "embed_job", real)
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification") == 0
+    invocations = json.loads((out / "run.json").read_text())["invocations"]
+    assert invocations[0]["interrupted"] and invocations[1]["embeddings_cached"] == 2
+    assert invocations[1]["embeddings_run"] == 1
+    assert "interrupted" in (out / "run.log").read_text()
+
+
+def test_narrowing(tiny_data, tiny_config, tmp_path, count_fits):
+    out = tmp_path / "out"
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--methods", "hope", "--tasks", "link_prediction") == 0
+    assert len(count_fits) == 1
+    rows = json.loads((out / "scores.json").read_text())
+    assert {(r["method"], r["experiment"]) for r in rows} == {("hope", "table3")}
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--methods", "nope") == 2
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--datasets", "astroph") == 2
+
+
+def test_no_data_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+    monkeypatch.setattr("kernelne.datasets.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
+    monkeypatch.chdir(tmp_path)
+    assert reproduce("--out", tmp_path / "out") == 2
+    assert "no data folder found" in capsys.readouterr().err
+    assert reproduce("--data-dir", tmp_path, "--out", tmp_path / "out") == 2
+    assert "MANIFEST.json" in capsys.readouterr().err
+
+
+def test_dask_scheduler(tiny_data, tiny_config, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                         "--scheduler", cluster.scheduler_address, "--workers", 1) == 0
+    log = json.loads((out / "run.json").read_text())["invocations"][0]
+    assert log["scheduler"] == cluster.scheduler_address and log["dask_workers"] == 1
+    assert log["embeddings_run"] == 9 and log["evaluations_run"] == log["evaluations"]
+    local = tmp_path / "local"
+    # HOPE is deterministic: the same scores as a local run
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", local,
+                     "--methods", "hope", "--jobs", 1) == 0
+    local_rows = json.loads((local / "scores.json").read_text())
+    dask_hope = {(r["score_key"], r["metric"], r["repeat"]): r["value"]
+                 for r in json.loads((out / "scores.json").read_text()) if r["method"] == "hope"}
+    assert len(local_rows) == len(dask_hope) > 0
+    for r in local_rows:
+        assert dask_hope[(r["score_key"], r["metric"], r["repeat"])] == pytest.approx(r["value"])
