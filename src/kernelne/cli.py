@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable]:
     """Subcommands defined next to the code they run (evaluation, baselines, reproduce)."""
     found = []
-    for module, attr in [("kernelne.evaluation.cli", "register")]:
+    for module, attr in [("kernelne.evaluation.cli", "register"),
+                         ("kernelne.reproduce.cli", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:
