@@ -60,7 +60,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 " (interrupted: run again to resume)" if invocation.get("interrupted") else ""))
             run_log = update_run_log(out, config, invocation)
     records = collect_records(grid, cache)
-    path = write_report(out, records, config, run_log)
+    path = write_report(out, records, config, run_log, args.results_md)
     done = len({r["score_key"] for r in records})
     print(f"{done} of {n_evals} evaluations done ({invocation['wall_seconds']:.0f} s); "
           f"report: {path}")
@@ -96,6 +96,9 @@ def register(subparsers) -> None:
                    help="threads per embedding fit (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the jobs on this Dask distributed scheduler, e.g. tcp://host:8786")
+    p.add_argument("--results-md", metavar="FILE",
+                   help="also write the report to FILE (e.g. docs/RESULTS.md) with its figures "
+                   "copied to a figures/ folder beside it")
     p.add_argument("--report-only", action="store_true",
                    help="compute nothing: rewrite the report from the cached results")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -160,6 +160,7 @@ def load_config(path: str | Path | None = None, quick: bool = False) -> Config:
     quick_table = data.pop("quick", {})
     if quick:
         data = _merge(data, quick_table)
+        source += " with [quick] (a reduced grid: not comparable with the paper)"
     _check(data, source)
     return Config(data, source)
 

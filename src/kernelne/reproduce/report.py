@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import platform
+import shutil
 import sys
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -169,6 +170,8 @@ def plot_figures(summary: Summary, config: Config, folder: Path) -> list[Path]:
         if drawn:
             ax.set(xscale="log", xlabel="training ratio", ylabel="Micro-F1",
                    title=f"{dataset}: ours (solid) and the paper's (dashed)")
+            ax.set_xticks(cls["ratios"], [f"{r:.0%}" for r in cls["ratios"]], minor=False)
+            ax.minorticks_off()
             ax.legend(fontsize="small")
             written.append(_save(fig, folder / f"ratio_{dataset}.png"))
         plt.close(fig)
@@ -266,9 +269,28 @@ def kernel_settings_text(config: Config) -> str:
     return _table(["task", "dataset", "method", "kernel parameter"], rows) if rows else ""
 
 
-def results_markdown(summary: Summary, config: Config, log: dict, figures: list[Path]) -> str:
+def timing_table(records: list[dict], config: Config) -> str:
+    """Seconds per embedding fit of Tables II and III, datasets by methods."""
+    seconds: dict[tuple, float] = {}
+    for r in records:
+        if r["experiment"] in ("table2", "table3"):
+            seconds[(r["experiment"], r["dataset"], r["method"])] = r["fit_seconds"]
+    methods = list(dict.fromkeys(k[2] for k in seconds))
+    rows = []
+    for experiment, name in (("table2", "whole graph"), ("table3", "residual graph")):
+        for dataset in dict.fromkeys(k[1] for k in seconds if k[0] == experiment):
+            cells = [seconds.get((experiment, dataset, m)) for m in methods]
+            rows.append([f"{dataset} ({name})"] + ["–" if c is None else f"{c:.0f}" for c in cells])
+    if not rows:
+        return ""
+    return _table(["fit seconds"] + [config.label(m) for m in methods], rows)
+
+
+def results_markdown(
+    summary: Summary, config: Config, log: dict, figures: list[str], timings: str
+) -> str:
     """The whole report: setup, Table II, Table III, figures, agreement and gaps."""
-    runs = log.get("invocations", [])
+    runs = [r for r in log.get("invocations", []) if not r.get("report_only")]
     wall = sum(r.get("wall_seconds", 0) for r in runs)
     machine, versions = log.get("machine", {}), log.get("versions", {})
     parts = [
@@ -294,19 +316,38 @@ def results_markdown(summary: Summary, config: Config, log: dict, figures: list[
     ]
     if figures:
         parts.append("## Figures\n")
-        parts += [f"![{p.stem}](figures/{p.name})\n" for p in figures]
+        parts += [f"![{Path(p).stem}]({p})\n" for p in figures]
+    if timings:
+        parts += ["## Timings\n", "Embedding fit time per network and method, in seconds "
+                  "(evaluation times are in scores.csv):\n", timings]
     parts += ["## Agreement with the paper\n", agreement_text(gaps(summary))]
     return "\n".join(parts)
 
 
-def write_report(out: Path, records: list[dict], config: Config, log: dict) -> Path:
-    """Write scores, figures, ``tables.md`` and ``RESULTS.md`` into ``out``; return the latter."""
+def write_report(
+    out: Path, records: list[dict], config: Config, log: dict, results_md: Path | None = None
+) -> Path:
+    """Write scores, figures, ``tables.md`` and ``RESULTS.md`` into ``out``; return the latter.
+
+    ``results_md``: also write the report there (e.g. ``docs/RESULTS.md``), with copies of the
+    figures in a ``figures`` folder beside it.
+    """
     write_scores(records, out)
     summary = summarise(records)
     figures = plot_figures(summary, config, out / "figures")
+    timings = timing_table(records, config)
     with atomic_path(out / "tables.md") as tmp:
         tmp.write_text(classification_tables(summary, config) + "\n" + link_table(summary, config))
-    path = out / "RESULTS.md"
-    with atomic_path(path) as tmp:
-        tmp.write_text(results_markdown(summary, config, log, figures), encoding="utf-8")
-    return path
+    targets = [(out / "RESULTS.md", "figures")]
+    if results_md is not None:
+        results_md = Path(results_md)
+        (results_md.parent / "figures").mkdir(parents=True, exist_ok=True)
+        for fig in figures:
+            shutil.copyfile(fig, results_md.parent / "figures" / fig.name)
+        targets.append((results_md, "figures"))
+    for path, folder in targets:
+        links = [f"{folder}/{p.name}" for p in figures]
+        with atomic_path(path) as tmp:
+            tmp.write_text(results_markdown(summary, config, log, links, timings),
+                           encoding="utf-8")
+    return targets[-1][0]

@@ -26,6 +26,7 @@ from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
 from kernelne.graph import Graph
 from kernelne.reproduce.cache import Cache
+from kernelne.reproduce.config import model_defaults
 from kernelne.reproduce.grid import EmbedJob, EvalJob, Grid, SplitSpec
 
 
@@ -38,6 +39,12 @@ def make_model(model: str, params: dict[str, Any], seed: int, workers: int | Non
     from kernelne.baselines import make_method
 
     return make_method(model, **params, random_state=seed, workers=workers)
+
+
+def changed_params(job: EmbedJob) -> dict[str, Any]:
+    """The job's parameters that differ from its model's defaults (for the log)."""
+    defaults = model_defaults(job.model)
+    return {k: v for k, v in job.params.items() if defaults.get(k) != v}
 
 
 def embed_job(job: EmbedJob, graph: Graph, workers: int | None) -> tuple[str, np.ndarray, float]:
@@ -171,8 +178,9 @@ def execute(
                 "split": job.split and job.split.key, "seconds": seconds,
             })
             stats.embeddings_run += 1
-            log(f"embedding {job.dataset} {job.method} {json.dumps(job.params)} "
-                f"seed={job.seed}{' (residual)' if job.split else ''}: {seconds:.1f} s")
+            log(f"embedding {key} {job.dataset}{' (residual)' if job.split else ''} "
+                f"{job.method} {json.dumps(changed_params(job))} seed={job.seed}: "
+                f"{seconds:.1f} s")
 
         pending: dict[str, EvalJob] = {}
         for job in grid.evaluations:
@@ -184,8 +192,8 @@ def execute(
             cache.save_scores(key, record)
             stats.evaluations_run += 1
             job = pending[key]
-            log(f"evaluation {job.embed.dataset} {job.embed.method} {job.task} {job.setting} "
-                f"x{job.repeats}: {record['seconds']:.1f} s")
+            log(f"evaluation {key} {job.embed.dataset} {job.embed.method} {job.task} "
+                f"{job.setting} x{job.repeats}: {record['seconds']:.1f} s")
     except KeyboardInterrupt:
         stats.interrupted = True
         raise
