@@ -199,7 +199,8 @@ def test_resume_after_interruption(tiny_data, tiny_config, tmp_path, monkeypatch
     assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
                      "--tasks", "classification") == 0
     invocations = json.loads((out / "run.json").read_text())["invocations"]
-    assert invocations[0]["interrupted"] and invocations[1]["embeddings_cached"] == 2
+    assert invocations[0]["interrupted"] and invocations[0]["embeddings_run"] == 2
+    assert invocations[1]["embeddings_cached"] == 2
     assert invocations[1]["embeddings_run"] == 1
     assert "interrupted" in (out / "run.log").read_text()
 

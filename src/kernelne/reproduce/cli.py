@@ -15,7 +15,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from kernelne.reproduce.config import load_config, write_default_config
     from kernelne.reproduce.grid import build_grid
     from kernelne.reproduce.report import now, update_run_log, write_report
-    from kernelne.reproduce.run import Data, backend, collect_records, execute, run_folder
+    from kernelne.reproduce.run import (
+        Data,
+        RunStats,
+        backend,
+        collect_records,
+        execute,
+        run_folder,
+    )
 
     if args.write_config:
         write_default_config(args.write_config)
@@ -33,7 +40,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     invocation: dict = {"started": now(), "argv": sys.argv[1:], "data_dir": str(data_dir),
                         "embeddings": len(grid.embeddings), "evaluations": n_evals,
                         "report_only": args.report_only}
-    start = time.perf_counter()
+    stats, start = RunStats(), time.perf_counter()
     with open(out / "run.log", "a", encoding="utf-8") as log_file:
 
         def log(line: str) -> None:
@@ -46,15 +53,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             if not args.report_only:
                 with backend(args.scheduler) as info:
                     invocation.update(info)
-                    stats = execute(grid, Data(data_dir, cache), cache,
-                                    dask=bool(args.scheduler), jobs=args.jobs,
-                                    workers=args.workers, progress=not args.no_progress,
-                                    log=log)
-                invocation.update(vars(stats))
+                    execute(grid, Data(data_dir, cache), cache, dask=bool(args.scheduler),
+                            jobs=args.jobs, workers=args.workers,
+                            progress=not args.no_progress, log=log, stats=stats)
         except KeyboardInterrupt:
             invocation["interrupted"] = True
             raise
         finally:
+            invocation.update(vars(stats))
             invocation["wall_seconds"] = round(time.perf_counter() - start, 1)
             log(f"end after {invocation['wall_seconds']} s" + (
                 " (interrupted: run again to resume)" if invocation.get("interrupted") else ""))

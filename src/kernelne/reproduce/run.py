@@ -122,7 +122,6 @@ class RunStats:
     evaluations_run: int = 0
     embeddings_cached: int = 0
     evaluations_cached: int = 0
-    interrupted: bool = False
 
 
 @contextlib.contextmanager
@@ -161,42 +160,42 @@ def execute(
     workers: int | None = None,
     progress: bool = True,
     log=print,
+    stats: RunStats | None = None,
 ) -> RunStats:
-    """Run every job of ``grid`` whose result is not cached yet, caching each as it ends."""
-    stats = RunStats()
+    """Run every job of ``grid`` whose result is not cached yet, caching each as it ends.
+
+    ``stats`` (updated as jobs end, so it is current even after an interruption) is returned.
+    """
+    stats = RunStats() if stats is None else stats
     todo = [j for j in grid.embeddings if not cache.has_embedding(j.key)]
     stats.embeddings_cached = len(grid.embeddings) - len(todo)
     by_key = {j.key: j for j in todo}
     tasks = (delayed(embed_job)(j, data.graph(j), workers) for j in todo)
-    try:
-        for key, vectors, seconds in _stream(tasks, -1 if dask else 1, len(todo), "embeddings",
-                                             progress):
-            job = by_key[key]
-            cache.save_embedding(key, vectors, {
-                "dataset": job.dataset, "method": job.method, "model": job.model,
-                "params": job.params, "seed": job.seed,
-                "split": job.split and job.split.key, "seconds": seconds,
-            })
-            stats.embeddings_run += 1
-            log(f"embedding {key} {job.dataset}{' (residual)' if job.split else ''} "
-                f"{job.method} {json.dumps(changed_params(job))} seed={job.seed}: "
-                f"{seconds:.1f} s")
+    for key, vectors, seconds in _stream(tasks, -1 if dask else 1, len(todo), "embeddings",
+                                         progress):
+        job = by_key[key]
+        cache.save_embedding(key, vectors, {
+            "dataset": job.dataset, "method": job.method, "model": job.model,
+            "params": job.params, "seed": job.seed,
+            "split": job.split and job.split.key, "seconds": seconds,
+        })
+        stats.embeddings_run += 1
+        log(f"embedding {key} {job.dataset}{' (residual)' if job.split else ''} "
+            f"{job.method} {json.dumps(changed_params(job))} seed={job.seed}: "
+            f"{seconds:.1f} s")
 
-        pending: dict[str, EvalJob] = {}
-        for job in grid.evaluations:
-            if job.key not in pending and cache.scores(job.key) is None:
-                pending[job.key] = job
-        stats.evaluations_cached = len({j.key for j in grid.evaluations}) - len(pending)
-        for key, record in _stream(_eval_tasks(pending.values(), data, cache),
-                                   -1 if dask else jobs, len(pending), "evaluations", progress):
-            cache.save_scores(key, record)
-            stats.evaluations_run += 1
-            job = pending[key]
-            log(f"evaluation {key} {job.embed.dataset} {job.embed.method} {job.task} "
-                f"{job.setting} x{job.repeats}: {record['seconds']:.1f} s")
-    except KeyboardInterrupt:
-        stats.interrupted = True
-        raise
+    pending: dict[str, EvalJob] = {}
+    for job in grid.evaluations:
+        if job.key not in pending and cache.scores(job.key) is None:
+            pending[job.key] = job
+    stats.evaluations_cached = len({j.key for j in grid.evaluations}) - len(pending)
+    for key, record in _stream(_eval_tasks(pending.values(), data, cache),
+                               -1 if dask else jobs, len(pending), "evaluations", progress):
+        cache.save_scores(key, record)
+        stats.evaluations_run += 1
+        job = pending[key]
+        log(f"evaluation {key} {job.embed.dataset} {job.embed.method} {job.task} "
+            f"{job.setting} x{job.repeats}: {record['seconds']:.1f} s")
     return stats
 
 
