@@ -28,6 +28,7 @@ only.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -81,70 +82,103 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
     return err, ca
 
 
-@njit(parallel=True, fastmath=True, cache=True)
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
-):
+) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
     ``first_walk`` is the index of the chunk's first walk in the whole run (epochs included):
-    it places the chunk on the learning-rate schedule and seeds its negatives. Returns the
-    number of (center, context) pairs trained.
+    it places the chunk on the learning-rate schedule and seeds its negatives. Each of numba's
+    threads takes one contiguous block of walks. Returns the number of (center, context) pairs
+    trained.
     """
-    n_walks, length = walks.shape
+    n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
+    return int(_train_blocks(
+        walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
+        neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks,
+    ))
+
+
+@njit(parallel=True, fastmath=True, cache=True)
+def _train_blocks(
+    walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
+    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks,
+):
+    n_walks = walks.shape[0]
     d = A.shape[1]
     m = kinds.shape[0]
     linear = kinds[0] == LINEAR
-    pairs = np.zeros(n_walks, np.int64)
-    for i in prange(n_walks):
-        walk = walks[i]
-        state = stream_state(seed ^ _NEG_STREAM, np.uint64(first_walk + i))
+    pairs = np.zeros(n_blocks, np.int64)
+    for blk in prange(n_blocks):
         neu = np.zeros(d, np.float32)
         kv = np.empty(m, np.float32)
         gbeta = np.zeros(m, np.float32)
-        # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
         negs = np.empty(negatives, np.int64)
         ahead = np.empty(negatives, np.int64)
-        for k in range(negatives):
-            state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
-        n = length
-        while n > 0 and walk[n - 1] < 0:
-            n -= 1
-        center_index = (first_walk + i) * length
-        for pos in range(n):
-            frac = 1.0 - (center_index + pos) / total_centers
-            lr = np.float32(max(lr0 * frac, min_lr))
-            lr_reg = lr * reg
-            a = A[walk[pos]]
-            for c in range(max(0, pos - window), min(n, pos + window + 1)):
-                if c == pos:
-                    continue
-                pairs[i] += 1
-                for k in range(negatives):
-                    negs[k] = ahead[k]
-                    state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
-                    prefetch_row(B, ahead[k])
-                ca = _ZERO
-                for k in range(negatives + 1):
-                    if k == 0:
-                        u = np.int64(walk[c])
-                        y = _ONE
-                    else:
-                        u = negs[k - 1]
-                        y = _ZERO
-                    err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
-                    ca += ca_k
-                    if learn_beta:
-                        for j in range(m):
-                            gbeta[j] += err * kv[j]
-                keep = _ONE - lr_reg + ca
-                for t in range(d):
-                    a[t] = keep * a[t] + neu[t]
-                    neu[t] = _ZERO
-                if learn_beta:  # one projected step per pair, as for the rows
-                    for j in range(m):
-                        step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
-                        beta[j] = max(_ZERO, beta[j] + step)
-                        gbeta[j] = _ZERO
+        count = 0
+        for i in range(blk * n_walks // n_blocks, (blk + 1) * n_walks // n_blocks):
+            count += _train_walk(
+                walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
+                beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
+                linear, neu, kv, gbeta, negs, ahead,
+            )
+        pairs[blk] = count
     return pairs.sum()
+
+
+@njit(fastmath=True)
+def _train_walk(
+    walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
+    neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
+):
+    """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers."""
+    d = A.shape[1]
+    m = kinds.shape[0]
+    length = walk.shape[0]
+    state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
+    # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
+    for k in range(negatives):
+        state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
+    count = 0
+    n = length
+    while n > 0 and walk[n - 1] < 0:
+        n -= 1
+    center_index = walk_id * length
+    for pos in range(n):
+        frac = 1.0 - (center_index + pos) / total_centers
+        lr = np.float32(max(lr0 * frac, min_lr))
+        lr_reg = lr * reg
+        a = A[walk[pos]]
+        for c in range(max(0, pos - window), min(n, pos + window + 1)):
+            if c == pos:
+                continue
+            count += 1
+            for k in range(negatives):
+                negs[k] = ahead[k]
+                state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
+                prefetch_row(B, ahead[k])
+            ca = _ZERO
+            for k in range(negatives + 1):
+                if k == 0:
+                    u = np.int64(walk[c])
+                    y = _ONE
+                else:
+                    u = negs[k - 1]
+                    y = _ZERO
+                err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
+                ca += ca_k
+                if learn_beta:
+                    for j in range(m):
+                        gbeta[j] += err * kv[j]
+            keep = _ONE - lr_reg + ca
+            for t in range(d):
+                a[t] = keep * a[t] + neu[t]
+                neu[t] = _ZERO
+            if learn_beta:  # one projected step per pair, as for the rows
+                for j in range(m):
+                    step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
+                    beta[j] = max(_ZERO, beta[j] + step)
+                    gbeta[j] = _ZERO
+    return count
+
