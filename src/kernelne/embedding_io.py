@@ -29,8 +29,11 @@ def atomic_path(path: str | Path):
         raise InputError("cannot write: its folder does not exist", path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
