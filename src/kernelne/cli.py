@@ -70,7 +70,11 @@ def describe_fit(model, graph, seconds: float) -> str:
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
     if len(model.kernels_) > 1:
-        lines.append("weights    " + ", ".join(f"{b:.4f}" for b in model.beta_))
+        hist = model.beta_history_
+        for label, row in (("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
+                           ("           final", model.beta_)):
+            lines.append(f"{label:17} " + ", ".join(
+                f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
     lines.append(f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")
     return "\n".join(lines)
 
