@@ -71,8 +71,9 @@ def describe_fit(model, graph, seconds: float) -> str:
     ]
     if len(model.kernels_) > 1:
         hist = model.beta_history_
-        for label, row in (("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
-                           ("           final", model.beta_)):
+        snapshots = [("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
+                     ("           final", model.beta_)]
+        for label, row in snapshots:
             lines.append(f"{label:17} " + ", ".join(
                 f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
     lines.append(f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")
