@@ -127,7 +127,7 @@ def _train_blocks(
     return pairs.sum()
 
 
-@njit(fastmath=True)
+@njit(inline="always", fastmath=True)
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
