@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import networkx as nx
 import pytest
@@ -249,3 +250,21 @@ def test_dask_scheduler(tiny_data, tiny_config, tmp_path):
     assert len(local_rows) == len(dask_hope) > 0
     for r in local_rows:
         assert dask_hope[(r["score_key"], r["metric"], r["repeat"])] == pytest.approx(r["value"])
+
+
+def test_multiple_kernel_rows_and_weights(tiny_data, tmp_path):
+    config = tmp_path / "multi.toml"
+    config.write_text(TINY.replace(
+        '[classification]\ndatasets = ["cora"]\nmethods = ["deepwalk", "hope", "kernelne-gauss"]',
+        '[methods.kernelne-multi]\nmodel = "kernelne"\nlabel = "MKernelNE"\nkernel = "multi"\n'
+        'kernels = ["gauss:1", "sch:1"]\n'
+        '[classification]\ndatasets = ["cora"]\nmethods = ["kernelne-multi"]'))
+    out = tmp_path / "out"
+    assert reproduce("--config", config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification") == 0
+    text = (out / "RESULTS.md").read_text()
+    section = text.split("## MKernelNE: learned kernel weights")[1]
+    weights = [float(x) for x in re.findall(r"(?:gauss:1|sch:1) ([0-9.]+)", section)[:2]]
+    assert len(weights) == 2 and min(weights) >= 0 and max(weights) > 0
+    assert (out / "figures" / "kernel_weights.png").stat().st_size > 1000
+    assert "MKernelNE" in (out / "tables.md").read_text()

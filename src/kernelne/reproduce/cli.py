@@ -19,6 +19,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         Data,
         RunStats,
         backend,
+        collect_kernel_weights,
         collect_records,
         execute,
         run_folder,
@@ -66,7 +67,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 " (interrupted: run again to resume)" if invocation.get("interrupted") else ""))
             run_log = update_run_log(out, config, invocation)
     records = collect_records(grid, cache)
-    path = write_report(out, records, config, run_log, args.results_md)
+    path = write_report(out, records, config, run_log, args.results_md,
+                        collect_kernel_weights(grid, cache))
     done = len({r["score_key"] for r in records})
     print(f"{done} of {n_evals} evaluations done ({invocation['wall_seconds']:.0f} s); "
           f"report: {path}")

@@ -197,6 +197,40 @@ def plot_figures(summary: Summary, config: Config, folder: Path) -> list[Path]:
     return written
 
 
+def kernel_weights_text(weights: list[dict]) -> str:
+    """A table of the learned kernel weights of the MKernelNE fits."""
+    rows = [[w["dataset"], w["task"].replace("_", " "), ", ".join(
+        f"{k} {b:.3f}" for k, b in zip(w["kernels"], w["beta"], strict=True))] for w in weights]
+    return _table(["dataset", "task", "learned weights β"], rows) if rows else ""
+
+
+def plot_kernel_weights(weights: list[dict], folder: Path) -> Path | None:
+    """``kernel_weights.png``: the learned weights, one group of bars per dataset and task."""
+    if not weights:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    folder.mkdir(exist_ok=True)
+    kernels = sorted({k for w in weights for k in w["kernels"]})
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(weights) * len(kernels) / 3), 4))
+    width = 0.8 / len(kernels)
+    for j, kernel in enumerate(kernels):
+        heights = [dict(zip(w["kernels"], w["beta"], strict=True)).get(kernel, 0.0)
+                   for w in weights]
+        ax.bar(np.arange(len(weights)) + j * width, heights, width, label=kernel)
+    ax.set_xticks(np.arange(len(weights)) + 0.4 - width / 2,
+                  [f"{w['dataset']}\n{w['task'].split('_')[0]}" for w in weights], fontsize=8)
+    ax.set(ylabel="learned weight β", title="MKernelNE: learned kernel weights")
+    ax.legend(fontsize="small")
+    path = _save(fig, folder / "kernel_weights.png")
+    plt.close(fig)
+    return path
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     with atomic_path(path) as tmp:
@@ -287,7 +321,8 @@ def timing_table(records: list[dict], config: Config) -> str:
 
 
 def results_markdown(
-    summary: Summary, config: Config, log: dict, figures: list[str], timings: str
+    summary: Summary, config: Config, log: dict, figures: list[str], timings: str,
+    weights: str = "",
 ) -> str:
     """The whole report: setup, Table II, Table III, figures, agreement and gaps."""
     runs = [r for r in log.get("invocations", []) if not r.get("report_only")]
@@ -314,6 +349,8 @@ def results_markdown(
         "## Table III: link prediction\n",
         link_table(summary, config),
     ]
+    if weights:
+        parts += ["## MKernelNE: learned kernel weights\n", weights]
     if figures:
         parts.append("## Figures\n")
         parts += [f"![{Path(p).stem}]({p})\n" for p in figures]
@@ -325,7 +362,8 @@ def results_markdown(
 
 
 def write_report(
-    out: Path, records: list[dict], config: Config, log: dict, results_md: Path | None = None
+    out: Path, records: list[dict], config: Config, log: dict, results_md: Path | None = None,
+    kernel_weights: list[dict] | None = None,
 ) -> Path:
     """Write scores, figures, ``tables.md`` and ``RESULTS.md`` into ``out``; return the latter.
 
@@ -335,6 +373,9 @@ def write_report(
     write_scores(records, out)
     summary = summarise(records)
     figures = plot_figures(summary, config, out / "figures")
+    weights_figure = plot_kernel_weights(kernel_weights or [], out / "figures")
+    if weights_figure is not None:
+        figures.append(weights_figure)
     timings = timing_table(records, config)
     with atomic_path(out / "tables.md") as tmp:
         tmp.write_text(classification_tables(summary, config) + "\n" + link_table(summary, config))
@@ -348,6 +389,7 @@ def write_report(
     for path, folder in targets:
         links = [f"{folder}/{p.name}" for p in figures]
         with atomic_path(path) as tmp:
-            tmp.write_text(results_markdown(summary, config, log, links, timings),
+            tmp.write_text(results_markdown(summary, config, log, links, timings,
+                                            kernel_weights_text(kernel_weights or [])),
                            encoding="utf-8")
     return targets[-1][0]

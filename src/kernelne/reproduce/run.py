@@ -47,11 +47,21 @@ def changed_params(job: EmbedJob) -> dict[str, Any]:
     return {k: v for k, v in job.params.items() if defaults.get(k) != v}
 
 
-def embed_job(job: EmbedJob, graph: Graph, workers: int | None) -> tuple[str, np.ndarray, float]:
-    """Fit one embedding; returns ``(key, vectors, seconds)``."""
+def embed_job(
+    job: EmbedJob, graph: Graph, workers: int | None
+) -> tuple[str, np.ndarray, float, dict]:
+    """Fit one embedding; returns ``(key, vectors, seconds, extra metadata)``.
+
+    The metadata of a multiple-kernel fit holds its dictionary and learned weights (final and
+    snapshots), for the weights table and figure.
+    """
     start = time.perf_counter()
     model = make_model(job.model, job.params, job.seed, workers).fit(graph)
-    return job.key, model.embedding_, time.perf_counter() - start
+    extra = {}
+    if len(getattr(model, "kernels_", ())) > 1:
+        extra = {"kernels": [str(k) for k in model.kernels_], "beta": model.beta_.tolist(),
+                 "beta_history": model.beta_history_.tolist()}
+    return job.key, model.embedding_, time.perf_counter() - start, extra
 
 
 def classify_job(
@@ -171,13 +181,13 @@ def execute(
     stats.embeddings_cached = len(grid.embeddings) - len(todo)
     by_key = {j.key: j for j in todo}
     tasks = (delayed(embed_job)(j, data.graph(j), workers) for j in todo)
-    for key, vectors, seconds in _stream(tasks, -1 if dask else 1, len(todo), "embeddings",
-                                         progress):
+    for key, vectors, seconds, extra in _stream(tasks, -1 if dask else 1, len(todo),
+                                                "embeddings", progress):
         job = by_key[key]
         cache.save_embedding(key, vectors, {
             "dataset": job.dataset, "method": job.method, "model": job.model,
             "params": job.params, "seed": job.seed,
-            "split": job.split and job.split.key, "seconds": seconds,
+            "split": job.split and job.split.key, "seconds": seconds, **extra,
         })
         stats.embeddings_run += 1
         log(f"embedding {key} {job.dataset}{' (residual)' if job.split else ''} "
@@ -246,4 +256,18 @@ def run_folder(out: str | Path) -> Path:
         from kernelne.errors import InputError
 
         raise InputError(f"cannot create the output folder: {exc.strerror}", out) from None
+    return out
+
+
+def collect_kernel_weights(grid: Grid, cache: Cache) -> list[dict]:
+    """The learned kernel weights of every cached multiple-kernel embedding of the grid."""
+    out = []
+    for job in grid.embeddings:
+        if not cache.has_embedding(job.key):
+            continue
+        meta = cache.embedding_meta(job.key)
+        if "beta" in meta:
+            out.append({"dataset": job.dataset, "method": job.method,
+                        "task": "link_prediction" if job.split else "classification",
+                        "kernels": meta["kernels"], "beta": meta["beta"]})
     return out
