@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
-from kernelne.embedding_io import load_embedding, save_embedding
+from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.parallel import numba_threads
@@ -31,7 +29,7 @@ from kernelne.walks import WalkCorpus
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 
 
-class KernelNE(BaseEstimator):
+class KernelNE(EmbeddingEstimator):
     """Kernel node embeddings learned from random walks by SGD with negative sampling.
 
     Parameters (paper symbol in brackets):
@@ -211,24 +209,6 @@ class KernelNE(BaseEstimator):
         self.graph_summary_ = g.summary()
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def transform(self, X: Any = None) -> np.ndarray:
-        """The learned embedding (``X`` is ignored: embeddings exist only for the fitted graph)."""
-        if not hasattr(self, "embedding_"):
-            raise RuntimeError("call fit() first")
-        return self.embedding_
-
-    def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
-        return self.fit(X).embedding_
-
-    def save(self, path: str | Path) -> None:
-        """Write the embedding: ``.npy`` or word2vec text format (any other suffix)."""
-        save_embedding(path, self.transform(), self.nodes_)
-
-    @staticmethod
-    def load(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-        """Read an embedding file back as ``(vectors, nodes)``."""
-        return load_embedding(path)
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

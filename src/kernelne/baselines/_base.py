@@ -6,12 +6,12 @@ import time
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
 
+from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
 
 
-class BaselineEmbedding(TransformerMixin, BaseEstimator):
+class BaselineEmbedding(EmbeddingEstimator):
     """Base of the baselines: ``fit(graph)`` times :meth:`_embed` and sets the attributes.
 
     Subclasses implement ``_embed(graph) -> (n x dim) array``. After ``fit``: ``embedding_``
@@ -37,12 +37,3 @@ class BaselineEmbedding(TransformerMixin, BaseEstimator):
         self.embedding_ = emb
         self.nodes_ = g.nodes
         return self
-
-    def transform(self, X: Any = None) -> np.ndarray:
-        """The learned embedding (``X`` is ignored: embeddings exist only for the fitted graph)."""
-        if not hasattr(self, "embedding_"):
-            raise RuntimeError("call fit() first")
-        return self.embedding_
-
-    def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
-        return self.fit(X).embedding_
