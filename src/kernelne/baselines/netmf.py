@@ -91,7 +91,9 @@ def netmf_matrix_approx(
     n = x.shape[0]
     rank = min(int(rank), n - 1)
     v0 = (rng or np.random.default_rng(0)).random(n) - 0.5
-    lam, vecs = eigsh(x, k=rank, which="LA", v0=v0)
+    # tol 1e-3: at full precision ARPACK needs tens of minutes on graphs with many components
+    # (DBLP: 2115, so eigenvalue 1 has multiplicity 2115); 1e-3 takes ~40 s there.
+    lam, vecs = eigsh(x, k=rank, which="LA", v0=v0, tol=1e-3)
     y = inv_sqrt[:, None] * vecs * np.sqrt(deepwalk_filter(lam, window))[None, :]
     scale = vol / negative
     blocks = [
