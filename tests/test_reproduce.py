@@ -268,3 +268,13 @@ def test_multiple_kernel_rows_and_weights(tiny_data, tmp_path):
     assert len(weights) == 2 and min(weights) >= 0 and max(weights) > 0
     assert (out / "figures" / "kernel_weights.png").stat().st_size > 1000
     assert "MKernelNE" in (out / "tables.md").read_text()
+
+
+def test_impossible_link_split_is_skipped_not_fatal(tiny_data, tiny_config, tmp_path, capsys):
+    config = tmp_path / "tree.toml"
+    config.write_text(tiny_config.read_text().replace("test_fraction = 0.5",
+                                                      "test_fraction = 0.99"))
+    out = tmp_path / "out"
+    assert reproduce("--config", config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "link_prediction") == 0
+    assert "skipping link prediction on cora" in (out / "run.log").read_text()

@@ -21,6 +21,7 @@ from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
 from kernelne.datasets import Dataset, load_dataset
+from kernelne.errors import InputError
 from kernelne.evaluation.classification import default_classifier, score_split
 from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
@@ -177,7 +178,9 @@ def execute(
     ``stats`` (updated as jobs end, so it is current even after an interruption) is returned.
     """
     stats = RunStats() if stats is None else stats
-    todo = [j for j in grid.embeddings if not cache.has_embedding(j.key)]
+    impossible = _impossible_splits(grid, data, log)
+    todo = [j for j in grid.embeddings
+            if not cache.has_embedding(j.key) and not (j.split and j.split.key in impossible)]
     stats.embeddings_cached = len(grid.embeddings) - len(todo)
     by_key = {j.key: j for j in todo}
     tasks = (delayed(embed_job)(j, data.graph(j), workers) for j in todo)
@@ -196,6 +199,8 @@ def execute(
 
     pending: dict[str, EvalJob] = {}
     for job in grid.evaluations:
+        if job.embed.split and job.embed.split.key in impossible:
+            continue
         if job.key not in pending and cache.scores(job.key) is None:
             pending[job.key] = job
     stats.evaluations_cached = len({j.key for j in grid.evaluations}) - len(pending)
@@ -207,6 +212,22 @@ def execute(
         log(f"evaluation {key} {job.embed.dataset} {job.embed.method} {job.task} "
             f"{job.setting} x{job.repeats}: {record['seconds']:.1f} s")
     return stats
+
+
+def _impossible_splits(grid: Grid, data: Data, log) -> set[str]:
+    """Keys of the grid's link splits that cannot be made (logged; their jobs are skipped).
+
+    E.g. CiteSeer's largest component is nearly a tree: half of its edges cannot be held out
+    while the residual graph stays connected.
+    """
+    bad = set()
+    for spec in {j.split.key: j.split for j in grid.embeddings if j.split}.values():
+        try:
+            data.split(spec)
+        except InputError as exc:
+            log(f"skipping link prediction on {spec.dataset}: {exc}")
+            bad.add(spec.key)
+    return bad
 
 
 def _eval_tasks(jobs: Iterable[EvalJob], data: Data, cache: Cache) -> Iterator:
