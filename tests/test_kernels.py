@@ -7,6 +7,7 @@ import math
 import numba
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,15 +155,6 @@ def _loss(a, b, y, kernels, beta):
     return (y - k) ** 2
 
 
-def _numeric_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for t in range(len(x)):
-        e = np.zeros_like(x)
-        e[t] = h
-        g[t] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
 def _run_term(a, b, y, kernels, beta, lr=1.0, lr_reg=0.0):
     kinds, params = dictionary_arrays(kernels)
     a32, b32 = a.astype(F32), b.astype(F32)
@@ -193,8 +185,8 @@ def test_term_gradient_matches_finite_differences(case, y, seed):
     a32, b32, b_new, neu, kv, err = _run_term(a, b, y, kernels, beta)
     a64, b64 = a32.astype(float), b32.astype(float)  # differentiate at the float32 point
 
-    grad_b = _numeric_grad(lambda v: _loss(a64, v, y, kernels, beta), b64)
-    grad_a = _numeric_grad(lambda v: _loss(v, b64, y, kernels, beta), a64)
+    grad_b = numeric_grad(lambda v: _loss(a64, v, y, kernels, beta), b64)
+    grad_a = numeric_grad(lambda v: _loss(v, b64, y, kernels, beta), a64)
     assert np.linalg.norm(grad_a) > 1e-4  # the check below is not vacuous
     _close(b_new.astype(float) - b64, -grad_b)  # lr = 1: b moves by minus the gradient
     _close(neu.astype(float), -grad_a)  # a's step is accumulated, a itself untouched
@@ -213,8 +205,8 @@ def test_term_learning_rate_and_l2_penalty(case):
     lr, lr_reg, y = 0.05, 0.01, 1.0
     a32, b32, b_new, neu, _, _ = _run_term(a, b, y, kernels, beta, lr=lr, lr_reg=lr_reg)
     a64, b64 = a32.astype(float), b32.astype(float)
-    grad_b = _numeric_grad(lambda v: _loss(a64, v, y, kernels, beta), b64)
-    grad_a = _numeric_grad(lambda v: _loss(v, b64, y, kernels, beta), a64)
+    grad_b = numeric_grad(lambda v: _loss(a64, v, y, kernels, beta), b64)
+    grad_a = numeric_grad(lambda v: _loss(v, b64, y, kernels, beta), a64)
     # the penalty applies to b here; a's penalty is applied by the caller after all terms
     _close(b_new.astype(float), b64 - lr * grad_b - lr_reg * b64, rtol=1e-5)
     _close(neu.astype(float), -lr * grad_a)

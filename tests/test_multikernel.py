@@ -14,6 +14,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,15 +63,6 @@ def pair_loss(a, bpos, bneg, kernels, beta):
         return sum(bj * kern(x, y) for kern, bj in zip(kernels, beta, strict=True))
 
     return (1.0 - k(a, bpos)) ** 2 + k(a, bneg) ** 2
-
-
-def numeric_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for t in range(len(x)):
-        e = np.zeros_like(x)
-        e[t] = h
-        g[t] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
 
 
 def rows(seed: int, d: int = 8, spread: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
