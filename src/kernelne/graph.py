@@ -306,7 +306,8 @@ def from_scipy(matrix: Any, directed: bool = False) -> Graph:
         raise InputError(f"adjacency matrix must be square, got {coo.shape}")
     coo.sum_duplicates()
     keep = coo.data != 0
-    if not directed and (abs(sp.csr_matrix(coo) - sp.csr_matrix(coo).T) > 0).nnz == 0:
+    csr = coo.tocsr()
+    if not directed and (abs(csr - csr.T) > 0).nnz == 0:
         keep &= coo.row <= coo.col  # symmetric: each edge once, not as a duplicate
     if not keep.any():
         raise InputError("no edges found (empty graph)")
