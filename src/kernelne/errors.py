@@ -20,3 +20,11 @@ class InputError(ValueError):
         if self.path is not None:
             where = self.path + (f":{line}" if line is not None else "") + ": "
         super().__init__(where + problem)
+
+
+class TrainingError(RuntimeError):
+    """Training produced no usable embedding: NaN/inf rows (diverged) or no pair to train on.
+
+    The CLI prints it as one ``kernelne: error: ...`` line and exits non-zero without writing
+    an output file; the Python API raises it from ``fit``.
+    """
