@@ -10,6 +10,6 @@ from kernelne.walks import WalkCorpus, random_walks
 __version__ = "0.1.0"
 
 __all__ = [
-    "Graph", "InputError", "KernelNE", "TrainingError", "WalkCorpus", "load_dataset", "load_embedding",
-    "load_graph", "random_walks", "read_labels", "save_embedding",
+    "Graph", "InputError", "KernelNE", "TrainingError", "WalkCorpus", "load_dataset",
+    "load_embedding", "load_graph", "random_walks", "read_labels", "save_embedding",
 ]
