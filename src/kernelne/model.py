@@ -26,6 +26,7 @@ from kernelne.walks import WalkCorpus
 # fastest and takes the weight, so the dictionary holds none narrower than a good single one.
 # Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
+BETA_UPDATES = ("projected", "simplex")
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 
 
@@ -90,6 +91,8 @@ class KernelNE(EmbeddingEstimator):
         keep_walks: bool = False,
         chunk_walks: int = 8192,
         verbose: bool = False,
+        learn_width: bool = False,
+        beta_update: str = "projected",
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -112,6 +115,8 @@ class KernelNE(EmbeddingEstimator):
         self.keep_walks = keep_walks
         self.chunk_walks = chunk_walks
         self.verbose = verbose
+        self.learn_width = learn_width
+        self.beta_update = beta_update
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -141,6 +146,9 @@ class KernelNE(EmbeddingEstimator):
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if self.reg < 0 or self.beta_reg < 0:
             raise ValueError("reg and beta_reg must be >= 0")
+        if self.beta_update not in BETA_UPDATES:
+            raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
+                             f"got {self.beta_update!r}")
 
     def fit(self, graph: Any, y: Any = None) -> KernelNE:
         """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
@@ -173,6 +181,10 @@ class KernelNE(EmbeddingEstimator):
             total_centers = float(self.epochs * corpus.n_walks * corpus.walk_length)
             snapshot_every = max(1, (self.epochs * corpus.n_chunks) // 10)
             pairs = 0
+            losses = np.zeros(2)
+            loss_rows = []
+            scale = np.ones(1, dtype=np.float32)
+            scale_rows = []
             bar = tqdm(
                 total=self.epochs * corpus.n_walks, unit="walk", disable=not self.verbose,
                 desc="training", dynamic_ncols=True,
@@ -184,12 +196,19 @@ class KernelNE(EmbeddingEstimator):
                     if stored is not None else corpus
                 )
                 for first, walks in chunks:
-                    pairs += train_walks(
+                    losses[:] = 0
+                    chunk_pairs = train_walks(
                         walks, epoch * corpus.n_walks + first, total_centers, A, B, kinds,
                         params, beta, learn_beta, np.float32(self.beta_reg), neg_prob,
                         neg_alias, int(self.window), int(self.negatives), np.float32(self.lr),
-                        np.float32(self.min_lr), np.float32(self.reg), seed,
+                        np.float32(self.min_lr), np.float32(self.reg), seed, losses, scale,
+                        bool(self.learn_width), self.beta_update == "simplex",
                     )
+                    scale_rows.append(float(scale[0]))
+                    pairs += chunk_pairs
+                    loss_rows.append((pairs, losses[0] / max(chunk_pairs, 1),
+                                      losses[1] / max(chunk_pairs * self.negatives, 1)))
+
                     bar.update(len(walks))
                     step += 1
                     if learn_beta and step % snapshot_every == 0:
@@ -203,6 +222,9 @@ class KernelNE(EmbeddingEstimator):
         self.beta_ = beta
         self.beta_history_ = np.array(history)
         self.n_pairs_ = int(pairs)
+        self.loss_history_ = np.array(loss_rows).reshape(-1, 3)
+        self.scale_ = float(scale[0])
+        self.scale_history_ = np.array(scale_rows)
         self.n_walks_ = self.epochs * corpus.n_walks
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
         self.walks_ = np.concatenate(stored) if stored else None

@@ -28,6 +28,8 @@ only.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -39,16 +41,19 @@ from kernelne.sampling import alias_draw, stream_state
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
 _TWO = np.float32(2.0)
+_HALF = np.float32(0.5)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
 
 
 @njit(inline="always", fastmath=True)
-def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
-    """One term ``(y - k(a, b))^2``: update ``b`` in place and return ``(y - k, ca)``.
+def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
+    """One term ``(y - k(a, b))^2``: update ``b`` in place, return ``(y - k, ca, gs)``.
 
     ``a``'s step is ``ca * a + (what this adds to neu)``: its ``b`` part is accumulated in
     ``neu``, its ``a`` part is the returned scalar, so the center row is only read per term.
-    Fills ``kv[j]`` with each dictionary kernel's value.
+    Fills ``kv[j]`` with each dictionary kernel's value. Distance kernels see the statistic
+    ``rho * ||a - b||^2`` (``rho``: the kernel scale, 1 unless learned); ``gs = (y - k) rho s
+    dk/d(rho s)`` is minus half the term's derivative in ``log rho``.
     """
     d = a.shape[0]
     s = _ZERO
@@ -59,6 +64,7 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
         for t in range(d):
             diff = b[t] - a[t]
             s += diff * diff
+        s *= rho
     k = _ZERO
     dk = _ZERO
     for j in range(kinds.shape[0]):
@@ -67,11 +73,12 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
         k += beta[j] * kj
         dk += beta[j] * dkj
     err = y - k
+    gs = err * s * dk
     e = lr * _TWO * err  # minus the loss' derivative in k, times lr
     if linear:  # grad_a k = b, grad_b k = a
         ca, cb, da, db = _ZERO, e, e, _ZERO
-    else:  # grad_a k = 2 f'(s) (a - b), grad_b k = 2 f'(s) (b - a)
-        h = e * _TWO * dk
+    else:  # grad_a k = 2 rho f'(rho s) (a - b), grad_b k = 2 rho f'(rho s) (b - a)
+        h = e * _TWO * rho * dk
         ca, cb, da, db = h, -h, -h, h
     keep = _ONE - lr_reg + db
     for t in range(d):
@@ -79,31 +86,47 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv):
         bt = b[t]
         neu[t] += cb * bt
         b[t] = keep * bt + da * at
-    return err, ca
+    return err, ca, gs
 
 
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
+    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
+    learn_scale=False, beta_simplex=False,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
     ``first_walk`` is the index of the chunk's first walk in the whole run (epochs included):
     it places the chunk on the learning-rate schedule and seeds its negatives. Each of numba's
     threads takes one contiguous block of walks. Returns the number of (center, context) pairs
-    trained.
+    trained. ``losses`` (float64, length 2), if given, is incremented by the chunk's summed
+    positive terms ``(1 - k)^2`` and negative terms ``k^2``, each measured just before its step.
+    ``scale`` (float32, length 1): the kernel scale ``rho`` (distance kernels see ``rho s``);
+    with ``learn_scale`` it takes one step per pair, ``rho <- rho (1 + lr 2 sum_terms gs)``
+    (gradient descent in ``log rho``, the step clipped to a factor in [1/2, 2]).
+    ``beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient (mirror
+    descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
+    ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
     """
+    if scale is None:
+        scale = np.ones(1, dtype=np.float32)
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
-    return int(_train_blocks(
+    block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
+    pairs = int(_train_blocks(
         walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-        neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks,
+        neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
+        scale, learn_scale, beta_simplex,
     ))
+    if losses is not None:
+        losses += block_losses.sum(axis=0)
+    return pairs
 
 
 @njit(parallel=True, fastmath=True, cache=True)
 def _train_blocks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks,
+    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
+    scale, learn_scale, beta_simplex,
 ):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -116,12 +139,13 @@ def _train_blocks(
         gbeta = np.zeros(m, np.float32)
         negs = np.empty(negatives, np.int64)
         ahead = np.empty(negatives, np.int64)
+        loss = block_losses[blk]
         count = 0
         for i in range(blk * n_walks // n_blocks, (blk + 1) * n_walks // n_blocks):
             count += _train_walk(
                 walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
                 beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
-                linear, neu, kv, gbeta, negs, ahead,
+                linear, neu, kv, gbeta, negs, ahead, loss, scale, learn_scale, beta_simplex,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -131,8 +155,10 @@ def _train_blocks(
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
+    loss, scale, learn_scale, beta_simplex,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers."""
+    """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers;
+    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors."""
     d = A.shape[1]
     m = kinds.shape[0]
     length = walk.shape[0]
@@ -145,6 +171,8 @@ def _train_walk(
     while n > 0 and walk[n - 1] < 0:
         n -= 1
     center_index = walk_id * length
+    pos_loss = _ZERO
+    neg_loss = _ZERO
     for pos in range(n):
         frac = 1.0 - (center_index + pos) / total_centers
         lr = np.float32(max(lr0 * frac, min_lr))
@@ -159,6 +187,8 @@ def _train_walk(
                 state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
                 prefetch_row(B, ahead[k])
             ca = _ZERO
+            gscale = _ZERO
+            rho = scale[0]
             for k in range(negatives + 1):
                 if k == 0:
                     u = np.int64(walk[c])
@@ -166,8 +196,15 @@ def _train_walk(
                 else:
                     u = negs[k - 1]
                     y = _ZERO
-                err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv)
+                err, ca_k, gs = _term(
+                    a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                )
                 ca += ca_k
+                gscale += gs
+                if k == 0:
+                    pos_loss += err * err
+                else:
+                    neg_loss += err * err
                 if learn_beta:
                     for j in range(m):
                         gbeta[j] += err * kv[j]
@@ -175,10 +212,23 @@ def _train_walk(
             for t in range(d):
                 a[t] = keep * a[t] + neu[t]
                 neu[t] = _ZERO
-            if learn_beta:  # one projected step per pair, as for the rows
+            if learn_scale:
+                factor = _ONE + lr * _TWO * gscale
+                scale[0] = rho * min(max(factor, _HALF), _TWO)
+            if learn_beta and beta_simplex:  # mirror descent on the simplex
+                total = _ZERO
+                for j in range(m):
+                    beta[j] = beta[j] * np.float32(math.exp(lr * _TWO * gbeta[j]))
+                    total += beta[j]
+                for j in range(m):
+                    beta[j] = beta[j] / total
+                    gbeta[j] = _ZERO
+            elif learn_beta:  # one projected step per pair, as for the rows
                 for j in range(m):
                     step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
                     beta[j] = max(_ZERO, beta[j] + step)
                     gbeta[j] = _ZERO
+    loss[0] += pos_loss
+    loss[1] += neg_loss
     return count
 
