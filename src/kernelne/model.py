@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from kernelne.diagnostics import check_finite, embedding_health, warn_if_collapsed
+from kernelne.errors import TrainingError
 from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
@@ -215,6 +217,18 @@ class KernelNE(EmbeddingEstimator):
                         history.append(beta.copy())
             bar.close()
 
+        if pairs == 0:
+            raise TrainingError(
+                f"no (center, context) pair to train on in {g.summary()} with walk_length="
+                f"{self.walk_length}, window={self.window}: the graph has no edges between "
+                "distinct nodes or the walks are too short (walk_length >= 2 needed)"
+            )
+        check_finite(A, B, beta)
+        self.health_ = embedding_health(
+            A, B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
+        )
+        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels))
         self.embedding_ = A
         self.context_embedding_ = B
         self.nodes_ = g.nodes
