@@ -30,7 +30,7 @@ def _fit(graph, **params):
 
 
 def test_collapse_warning_fires_on_a_collapsing_fit(dense_graph):
-    model, caught = _fit(dense_graph, kernel="schoenberg", alpha=1.0)
+    model, caught = _fit(dense_graph, kernel="schoenberg", alpha=1.0, robust=False)
     assert model.health_.collapsed
     assert len(caught) == 1
     message = str(caught[0].message)
@@ -38,9 +38,33 @@ def test_collapse_warning_fires_on_a_collapsing_fit(dense_graph):
 
 
 def test_no_warning_on_a_healthy_fit(dense_graph):
-    model, caught = _fit(dense_graph, kernel="gauss", sigma=0.5)
+    model, caught = _fit(dense_graph, kernel="gauss", sigma=0.5, robust=False)
     assert not caught
     assert model.health_.neighbour_auc > 0.6
+
+
+@pytest.mark.parametrize("kernel", ["schoenberg", "gauss"])
+def test_robust_fit_narrows_the_kernel_instead_of_collapsing(dense_graph, kernel):
+    model, caught = _fit(dense_graph, kernel=kernel, chunk_walks=1500)
+    assert not caught and not model.health_.collapsed
+    assert model.kernel_scale_ == 8.0 and len(model.narrowed_) == 1
+    shell = model.narrowed_[0]
+    assert shell["offset_ratio"] > 2 or (
+        shell["offset_ratio"] > 1 and shell["neighbour_auc"] < 0.55
+    )
+    if kernel == "gauss":
+        assert model.effective_kernels()[0].param == pytest.approx(2**0.5 / 8**0.5)
+
+
+def test_robust_fit_is_the_paper_fit_when_nothing_collapses():
+    g = nx.planted_partition_graph(4, 50, 0.2, 0.01, seed=1)
+    src, dst = np.array(g.edges()).T
+    sparse = Graph.from_edges(src, dst)
+    robust = KernelNE(dim=16, walks_per_node=20, chunk_walks=200, workers=1, random_state=1)
+    paper = KernelNE(dim=16, walks_per_node=20, chunk_walks=200, workers=1, random_state=1,
+                     robust=False)
+    np.testing.assert_array_equal(robust.fit(sparse).embedding_, paper.fit(sparse).embedding_)
+    assert robust.kernel_scale_ == 1.0 and robust.narrowed_ == []
 
 
 def test_health_separates_informative_from_random_rows(dense_graph):

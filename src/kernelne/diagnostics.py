@@ -28,6 +28,7 @@ from kernelne.errors import TrainingError
 AUC_LIMIT = 0.55
 SAMPLE_ROWS = 4000
 SAMPLE_PAIRS = 4000
+MIN_ROWS = 50
 
 
 class DegenerateEmbeddingWarning(UserWarning):
@@ -106,7 +107,7 @@ def embedding_health(
     """
     rng = np.random.default_rng(seed)
     rows = np.flatnonzero(active) if active is not None else np.arange(len(A))
-    if len(rows) < 3:
+    if len(rows) < MIN_ROWS:  # too few rows for the statistics to mean anything
         return EmbeddingHealth(1.0, 0.0, 0.0)
     auc = neighbour_auc(A, sample_edges(indptr, indices, SAMPLE_PAIRS, rng), rows, rng)
     if len(rows) > SAMPLE_ROWS:
@@ -117,7 +118,8 @@ def embedding_health(
 
 
 
-def warn_if_collapsed(health: EmbeddingHealth, mean_degree: float, kernels: str) -> bool:
+def warn_if_collapsed(health: EmbeddingHealth, mean_degree: float, kernels: str,
+                      robust: bool = True) -> bool:
     """Issue a :class:`DegenerateEmbeddingWarning` naming cause and fix; True if it did."""
     if not health.collapsed:
         return False
@@ -128,8 +130,9 @@ def warn_if_collapsed(health: EmbeddingHealth, mean_degree: float, kernels: str)
             f"{health.offset_ratio:.1f}x their spread, {health.top_direction_share:.0%} of the "
             f"context rows' variance lies along one direction). Kernel {kernels} is too wide "
             f"for the learning rate on this graph (mean degree {mean_degree:.1f}). Try "
-            "robust=True (--robust), a narrower kernel (--sigma 0.5 or --alpha 4), or "
-            "`kernelne tune`; see docs/COLLAPSE.md"
+            + ("" if robust else "the robust fit (robust=True, drop --paper), ")
+            + "a narrower kernel (--sigma 0.5 or --alpha 4), fewer negatives (--negatives 2) "
+            "or `kernelne tune`; see docs/COLLAPSE.md"
         ),
         stacklevel=3,
     )

@@ -53,6 +53,14 @@ class Kernel:
         """``1/sigma^2`` for the Gaussian, ``alpha`` for the Schoenberg kernel, 0 for linear."""
         return 1.0 / self.param**2 if self.kind == "gauss" else self.param
 
+    def narrowed(self, rho: float) -> Kernel:
+        """The kernel of ``rho ||x - y||^2``: a Gaussian of width ``sigma / sqrt(rho)``, or
+        this kernel itself when ``rho = 1`` (linear and Schoenberg kernels have no such form:
+        a narrowed Schoenberg kernel is reported by its scale, ``KernelNE.kernel_scale_``)."""
+        if rho == 1.0 or self.kind != "gauss":
+            return self
+        return Kernel("gauss", self.param / math.sqrt(rho))
+
     def __str__(self) -> str:
         short = {"gauss": "gauss", "schoenberg": "sch", "linear": "linear"}[self.kind]
         return short if self.kind == "linear" else f"{short}:{self.param:g}"

@@ -29,6 +29,17 @@ from kernelne.walks import WalkCorpus
 # Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
 BETA_UPDATES = ("projected", "simplex")
+# Robust fits (docs/COLLAPSE.md): at CHECKPOINT of the run the rows are checked for the shell
+# that wide kernels fall into on dense graphs (measured at 3-5% of a run: offset ratio 2.4-3.0
+# and neighbour AUC 0.42-0.47 collapsing; 0.2-1.4 and 0.60-0.99 healthy): an offset ratio above
+# SHELL_OFFSET, or above 1 with a neighbour AUC below SHELL_AUC. If found, training restarts
+# with the kernel narrowed NARROWING times in ||x - y||^2, at most MAX_NARROWING times.
+CHECKPOINT = 0.05
+CHECKPOINT_PAIRS = 200  # ... and not before this many pairs per node (then at most half-way)
+SHELL_OFFSET = 2.0
+SHELL_AUC = 0.55
+NARROWING = 8.0
+MAX_NARROWING = 2
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 
 
@@ -93,8 +104,8 @@ class KernelNE(EmbeddingEstimator):
         keep_walks: bool = False,
         chunk_walks: int = 8192,
         verbose: bool = False,
-        learn_width: bool = False,
         beta_update: str = "projected",
+        robust: bool = True,
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -117,8 +128,8 @@ class KernelNE(EmbeddingEstimator):
         self.keep_walks = keep_walks
         self.chunk_walks = chunk_walks
         self.verbose = verbose
-        self.learn_width = learn_width
         self.beta_update = beta_update
+        self.robust = robust
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -156,95 +167,147 @@ class KernelNE(EmbeddingEstimator):
         """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
         self._check_params()
         kernels = self.kernel_dictionary()
-        kinds, params = dictionary_arrays(kernels)
         g = load_graph(graph)
         start = time.perf_counter()
         seed = seed_to_uint64(self.random_state)
         corpus = WalkCorpus(
             g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
         )
-        n, d = g.n_nodes, int(self.dim)
-        learn_beta = len(kernels) > 1
-        beta = np.full(len(kernels), 1.0 / len(kernels), dtype=np.float32)
-        history = [beta.copy()]
-
         with numba_threads(self.workers):
-            counts = np.zeros(n, dtype=np.int64)
+            counts = np.zeros(g.n_nodes, dtype=np.int64)
             stored = [] if self.keep_walks else None
             for _, walks in corpus:
-                counts += np.bincount(walks[walks >= 0], minlength=n)
+                counts += np.bincount(walks[walks >= 0], minlength=g.n_nodes)
                 if stored is not None:
                     stored.append(walks)
-            neg_prob, neg_alias = alias_table(counts.astype(np.float64) ** 0.75)
-
-            rng = np.random.default_rng(int(seed))
-            A = rng.uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
-            B = np.zeros((n, d), dtype=np.float32)
-            total_centers = float(self.epochs * corpus.n_walks * corpus.walk_length)
-            snapshot_every = max(1, (self.epochs * corpus.n_chunks) // 10)
-            pairs = 0
-            losses = np.zeros(2)
-            loss_rows = []
-            scale = np.ones(1, dtype=np.float32)
-            scale_rows = []
-            bar = tqdm(
-                total=self.epochs * corpus.n_walks, unit="walk", disable=not self.verbose,
-                desc="training", dynamic_ncols=True,
-            )
-            step = 0
-            for epoch in range(self.epochs):
-                chunks = (
-                    zip(range(0, corpus.n_walks, corpus.chunk_walks), stored, strict=True)
-                    if stored is not None else corpus
-                )
-                for first, walks in chunks:
-                    losses[:] = 0
-                    chunk_pairs = train_walks(
-                        walks, epoch * corpus.n_walks + first, total_centers, A, B, kinds,
-                        params, beta, learn_beta, np.float32(self.beta_reg), neg_prob,
-                        neg_alias, int(self.window), int(self.negatives), np.float32(self.lr),
-                        np.float32(self.min_lr), np.float32(self.reg), seed, losses, scale,
-                        bool(self.learn_width), self.beta_update == "simplex",
-                    )
-                    scale_rows.append(float(scale[0]))
-                    pairs += chunk_pairs
-                    loss_rows.append((pairs, losses[0] / max(chunk_pairs, 1),
-                                      losses[1] / max(chunk_pairs * self.negatives, 1)))
-
-                    bar.update(len(walks))
-                    step += 1
-                    if learn_beta and step % snapshot_every == 0:
-                        history.append(beta.copy())
-            bar.close()
-
-        if pairs == 0:
+            negatives = alias_table(counts.astype(np.float64) ** 0.75)
+            rho, narrowed = 1.0, []
+            can_narrow = self.robust and kernels[0].kind != "linear"
+            while True:
+                run = _Run(self, g, corpus, stored, negatives, kernels, seed, rho)
+                shell = run.train(check_shell=can_narrow and len(narrowed) < MAX_NARROWING)
+                if shell is None:
+                    break
+                narrowed.append(shell)
+                rho *= NARROWING
+        if run.pairs == 0:
             raise TrainingError(
                 f"no (center, context) pair to train on in {g.summary()} with walk_length="
                 f"{self.walk_length}, window={self.window}: the graph has no edges between "
                 "distinct nodes or the walks are too short (walk_length >= 2 needed)"
             )
-        check_finite(A, B, beta)
+        check_finite(run.A, run.B, run.beta)
         self.health_ = embedding_health(
-            A, B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
+            run.A, run.B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
         )
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
-        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels))
-        self.embedding_ = A
-        self.context_embedding_ = B
+        warn_if_collapsed(self.health_, mean_degree,
+                          ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
+                          self.robust)
+        self.embedding_ = run.A
+        self.context_embedding_ = run.B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
-        self.beta_ = beta
-        self.beta_history_ = np.array(history)
-        self.n_pairs_ = int(pairs)
-        self.loss_history_ = np.array(loss_rows).reshape(-1, 3)
-        self.scale_ = float(scale[0])
-        self.scale_history_ = np.array(scale_rows)
+        self.kernel_scale_ = rho
+        self.narrowed_ = narrowed
+        self.beta_ = run.beta
+        self.beta_history_ = np.array(run.history)
+        self.n_pairs_ = int(run.pairs)
+        self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
         self.n_walks_ = self.epochs * corpus.n_walks
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
         self.walks_ = np.concatenate(stored) if stored else None
         self.graph_summary_ = g.summary()
         self.fit_seconds_ = time.perf_counter() - start
         return self
+
+    def effective_kernels(self) -> list[Kernel]:
+        """The fitted kernels with the kernel scale applied (the user's, unless narrowed)."""
+        return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
+
+    @staticmethod
+    def effective_kernels_of(kernels: list[Kernel], rho: float) -> list[Kernel]:
+        return [k.narrowed(rho) for k in kernels]
+
+
+class _Run:
+    """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
+    1/m``; distance kernels see ``rho * ||a - b||^2``."""
+
+    def __init__(self, model, graph, corpus, stored, negatives, kernels, seed, rho):
+        self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
+        self.neg_prob, self.neg_alias = negatives
+        self.kinds, self.params = dictionary_arrays(kernels)
+        self.seed = seed
+        n, d = graph.n_nodes, int(model.dim)
+        rng = np.random.default_rng(int(seed))
+        self.A = rng.uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
+        self.B = np.zeros((n, d), dtype=np.float32)
+        self.beta = np.full(len(kernels), 1.0 / len(kernels), dtype=np.float32)
+        self.scale = np.full(1, rho, dtype=np.float32)
+        self.history = [self.beta.copy()]
+        self.loss_rows: list[tuple[int, float, float]] = []
+        self.pairs = 0
+
+    def train(self, check_shell: bool) -> dict | None:
+        """Train on every chunk; with ``check_shell``, stop early and return the health
+        figures if the rows are forming the collapsed shell at the first chunk past
+        :data:`CHECKPOINT` of the run and :data:`CHECKPOINT_PAIRS` pairs per node."""
+        m, corpus = self.model, self.corpus
+        total_chunks = m.epochs * corpus.n_chunks
+        min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
+        total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
+        snapshot_every = max(1, total_chunks // 10)
+        learn_beta = len(self.beta) > 1
+        losses = np.zeros(2)
+        bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
+                   desc="training", dynamic_ncols=True)
+        step = 0
+        with bar:
+            for epoch in range(m.epochs):
+                chunks = (
+                    zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
+                    if self.stored is not None else corpus
+                )
+                for first, walks in chunks:
+                    losses[:] = 0
+                    chunk_pairs = train_walks(
+                        walks, epoch * corpus.n_walks + first, total_centers, self.A, self.B,
+                        self.kinds, self.params, self.beta, learn_beta, np.float32(m.beta_reg),
+                        self.neg_prob, self.neg_alias, int(m.window), int(m.negatives),
+                        np.float32(m.lr), np.float32(m.min_lr), np.float32(m.reg), self.seed,
+                        losses, self.scale, m.beta_update == "simplex",
+                    )
+                    self.pairs += chunk_pairs
+                    self.loss_rows.append((
+                        self.pairs, losses[0] / max(chunk_pairs, 1),
+                        losses[1] / max(chunk_pairs * m.negatives, 1),
+                    ))
+                    bar.update(len(walks))
+                    step += 1
+                    if learn_beta and step % snapshot_every == 0:
+                        self.history.append(self.beta.copy())
+                    if check_shell and step >= CHECKPOINT * total_chunks and (
+                            self.pairs >= min_pairs):
+                        check_shell = False
+                        if step < total_chunks / 2:
+                            shell = self._shell()
+                            if shell is not None:
+                                return shell
+        return None
+
+    def _shell(self) -> dict | None:
+        """Health figures if the rows are collapsing into the shell, else None."""
+        if not np.isfinite(self.A).all():
+            return None  # diverged: reported as an error after the run
+        g = self.graph
+        health = embedding_health(self.A, self.B, g.indptr, g.indices, g.degrees > 0)
+        offset, auc = health.offset_ratio, health.neighbour_auc
+        if offset > SHELL_OFFSET or (offset > 1.0 and auc < SHELL_AUC):
+            return {"kernel_scale": float(self.scale[0]), "at_pairs": self.pairs,
+                    "neighbour_auc": health.neighbour_auc,
+                    "offset_ratio": health.offset_ratio}
+        return None
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

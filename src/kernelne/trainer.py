@@ -41,19 +41,17 @@ from kernelne.sampling import alias_draw, stream_state
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
 _TWO = np.float32(2.0)
-_HALF = np.float32(0.5)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
 
 
 @njit(inline="always", fastmath=True)
 def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
-    """One term ``(y - k(a, b))^2``: update ``b`` in place, return ``(y - k, ca, gs)``.
+    """One term ``(y - k(a, b))^2``: update ``b`` in place and return ``(y - k, ca)``.
 
     ``a``'s step is ``ca * a + (what this adds to neu)``: its ``b`` part is accumulated in
     ``neu``, its ``a`` part is the returned scalar, so the center row is only read per term.
     Fills ``kv[j]`` with each dictionary kernel's value. Distance kernels see the statistic
-    ``rho * ||a - b||^2`` (``rho``: the kernel scale, 1 unless learned); ``gs = (y - k) rho s
-    dk/d(rho s)`` is minus half the term's derivative in ``log rho``.
+    ``rho * ||a - b||^2`` (``rho``: the kernel scale, 1 unless a robust fit narrowed it).
     """
     d = a.shape[0]
     s = _ZERO
@@ -73,7 +71,6 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
         k += beta[j] * kj
         dk += beta[j] * dkj
     err = y - k
-    gs = err * s * dk
     e = lr * _TWO * err  # minus the loss' derivative in k, times lr
     if linear:  # grad_a k = b, grad_b k = a
         ca, cb, da, db = _ZERO, e, e, _ZERO
@@ -86,13 +83,13 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
         bt = b[t]
         neu[t] += cb * bt
         b[t] = keep * bt + da * at
-    return err, ca, gs
+    return err, ca
 
 
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
-    learn_scale=False, beta_simplex=False,
+    beta_simplex=False,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -101,9 +98,8 @@ def train_walks(
     threads takes one contiguous block of walks. Returns the number of (center, context) pairs
     trained. ``losses`` (float64, length 2), if given, is incremented by the chunk's summed
     positive terms ``(1 - k)^2`` and negative terms ``k^2``, each measured just before its step.
-    ``scale`` (float32, length 1): the kernel scale ``rho`` (distance kernels see ``rho s``);
-    with ``learn_scale`` it takes one step per pair, ``rho <- rho (1 + lr 2 sum_terms gs)``
-    (gradient descent in ``log rho``, the step clipped to a factor in [1/2, 2]).
+    ``scale`` (float32, length 1): the kernel scale ``rho`` (distance kernels see ``rho s``;
+    default 1).
     ``beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient (mirror
     descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
     ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
@@ -115,7 +111,7 @@ def train_walks(
     pairs = int(_train_blocks(
         walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
         neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-        scale, learn_scale, beta_simplex,
+        scale, beta_simplex,
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -126,7 +122,7 @@ def train_walks(
 def _train_blocks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-    scale, learn_scale, beta_simplex,
+    scale, beta_simplex,
 ):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -145,7 +141,7 @@ def _train_blocks(
             count += _train_walk(
                 walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
                 beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
-                linear, neu, kv, gbeta, negs, ahead, loss, scale, learn_scale, beta_simplex,
+                linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -155,7 +151,7 @@ def _train_blocks(
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
-    loss, scale, learn_scale, beta_simplex,
+    loss, rho, beta_simplex,
 ):
     """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers;
     ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors."""
@@ -187,8 +183,6 @@ def _train_walk(
                 state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
                 prefetch_row(B, ahead[k])
             ca = _ZERO
-            gscale = _ZERO
-            rho = scale[0]
             for k in range(negatives + 1):
                 if k == 0:
                     u = np.int64(walk[c])
@@ -196,11 +190,10 @@ def _train_walk(
                 else:
                     u = negs[k - 1]
                     y = _ZERO
-                err, ca_k, gs = _term(
+                err, ca_k = _term(
                     a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
                 )
                 ca += ca_k
-                gscale += gs
                 if k == 0:
                     pos_loss += err * err
                 else:
@@ -212,9 +205,6 @@ def _train_walk(
             for t in range(d):
                 a[t] = keep * a[t] + neu[t]
                 neu[t] = _ZERO
-            if learn_scale:
-                factor = _ONE + lr * _TWO * gscale
-                scale[0] = rho * min(max(factor, _HALF), _TWO)
             if learn_beta and beta_simplex:  # mirror descent on the simplex
                 total = _ZERO
                 for j in range(m):
