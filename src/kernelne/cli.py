@@ -10,9 +10,10 @@ import argparse
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, TrainingError
 
 
 def peak_memory_mb() -> float:
@@ -47,6 +48,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--epochs", type=int, default=1, help="passes over the walks (default 1)")
     g.add_argument("--workers", type=int, default=None, help="threads (default: all cores)")
     g.add_argument("--seed", type=int, default=None, help="random seed (1 worker: exact)")
+    g.add_argument("--paper", action="store_true",
+                   help="the paper's exact algorithm: no robust restart with a narrower kernel "
+                   "when the rows collapse (docs/COLLAPSE.md)")
+    g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
+                   help="kernel weights of --kernel multi: projected SGD (paper) or on the "
+                   "simplex by mirror descent")
 
 
 def model_from_args(args: argparse.Namespace, verbose: bool):
@@ -58,6 +65,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         window=args.window, negatives=args.negatives, lr=args.lr, min_lr=args.min_lr,
         reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
         workers=args.workers, random_state=args.seed, verbose=verbose,
+        robust=not args.paper, beta_update=args.beta_update,
     )
 
 
@@ -69,6 +77,22 @@ def describe_fit(model, graph, seconds: float) -> str:
         " pairs/s",
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
+    for shell in model.narrowed_:
+        lines.append(
+            f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
+            f"{shell['offset_ratio']:.1f}, neighbour AUC {shell['neighbour_auc']:.2f}): "
+            f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
+    if model.kernel_scale_ != 1.0:
+        lines.append("effective  " + ", ".join(str(k) for k in model.effective_kernels())
+                     + f" (kernel scale {model.kernel_scale_:g} on |x-y|^2)")
+    hist = model.loss_history_
+    if len(hist):
+        lines.append(f"loss       positive (1-k)^2 {hist[0, 1]:.4f} -> {hist[-1, 1]:.4f}, "
+                     f"negative k^2 {hist[0, 2]:.4f} -> {hist[-1, 2]:.4f} (first -> last chunk)")
+    h = model.health_
+    lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
+                 f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
+                 + ("  << COLLAPSED" if h.collapsed else ""))
     if len(model.kernels_) > 1:
         hist = model.beta_history_
         snapshots = [("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
@@ -177,7 +201,13 @@ def _extensions() -> list[Callable]:
     return found
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one ``kernelne: warning: ...`` line (no source location)."""
+    print(f"kernelne: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -188,6 +218,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # an impossible parameter combination
         print(f"kernelne: error: {exc}", file=sys.stderr)
         return 2
+    except TrainingError as exc:
+        print(f"kernelne: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("kernelne: interrupted", file=sys.stderr)
         return 130

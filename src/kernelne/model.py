@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,13 @@ class KernelNE(EmbeddingEstimator):
             threads the lock-free updates race, so results vary slightly from run to run.
         keep_walks: keep the walk corpus in memory (``walks_``) instead of streaming it.
         chunk_walks: walks generated and trained per chunk. verbose: show a progress bar.
+        beta_update: ``"projected"`` (the paper's step on the kernel weights, kept >= 0) or
+            ``"simplex"`` (weights on the simplex, exponentiated-gradient / mirror-descent
+            step; see :func:`kernelne.trainer.train_walks`).
+        robust: restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when,
+            after 5% of the run, the rows are forming the collapsed "shell" that wide kernels
+            fall into on dense graphs (docs/COLLAPSE.md). ``False`` is the paper's algorithm;
+            on graphs where nothing collapses (all seven of the paper's) both are identical.
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -75,10 +83,17 @@ class KernelNE(EmbeddingEstimator):
     and the fit then matches that kernel alone; a larger ``beta_reg`` spreads the weights but
     shrinks them (on Cora, 1.0 did not beat the best single kernel).
 
+    Every fit checks its result: NaN/inf rows (diverged) or no trainable pair raise
+    :class:`~kernelne.errors.TrainingError`; an uninformative (collapsed) embedding issues a
+    :class:`~kernelne.diagnostics.DegenerateEmbeddingWarning` naming the likely cause and fix.
+
     Attributes after ``fit``: ``embedding_`` (n x d, node order; the center vectors A),
     ``context_embedding_`` (B), ``nodes_`` (the user's node ids), ``kernels_``, ``beta_`` and
     ``beta_history_`` (kernel weights; snapshots during training), ``n_pairs_``, ``n_walks_``,
-    ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``.
+    ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``, ``loss_history_``
+    (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
+    ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
+    (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw).
     """
 
     def __init__(
@@ -163,8 +178,13 @@ class KernelNE(EmbeddingEstimator):
             raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
                              f"got {self.beta_update!r}")
 
-    def fit(self, graph: Any, y: Any = None) -> KernelNE:
-        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
+    def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None) -> KernelNE:
+        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes).
+
+        ``monitor(pairs, A, B)``, if given, is called after every chunk of walks with the
+        number of pairs trained so far and the current rows (to watch training; do not keep
+        references to the arrays: they change in place).
+        """
         self._check_params()
         kernels = self.kernel_dictionary()
         g = load_graph(graph)
@@ -185,7 +205,7 @@ class KernelNE(EmbeddingEstimator):
             can_narrow = self.robust and kernels[0].kind != "linear"
             while True:
                 run = _Run(self, g, corpus, stored, negatives, kernels, seed, rho)
-                shell = run.train(check_shell=can_narrow and len(narrowed) < MAX_NARROWING)
+                shell = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
                 if shell is None:
                     break
                 narrowed.append(shell)
@@ -249,7 +269,7 @@ class _Run:
         self.loss_rows: list[tuple[int, float, float]] = []
         self.pairs = 0
 
-    def train(self, check_shell: bool) -> dict | None:
+    def train(self, check_shell: bool, monitor: Callable | None = None) -> dict | None:
         """Train on every chunk; with ``check_shell``, stop early and return the health
         figures if the rows are forming the collapsed shell at the first chunk past
         :data:`CHECKPOINT` of the run and :data:`CHECKPOINT_PAIRS` pairs per node."""
@@ -284,6 +304,8 @@ class _Run:
                         losses[1] / max(chunk_pairs * m.negatives, 1),
                     ))
                     bar.update(len(walks))
+                    if monitor is not None:
+                        monitor(self.pairs, self.A, self.B)
                     step += 1
                     if learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())
