@@ -190,7 +190,8 @@ def _extensions() -> list[Callable]:
     """Subcommands defined next to the code they run (evaluation, baselines, reproduce)."""
     found = []
     for module, attr in [("kernelne.evaluation.cli", "register"),
-                         ("kernelne.reproduce.cli", "register")]:
+                         ("kernelne.reproduce.cli", "register"),
+                         ("kernelne.tune", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:

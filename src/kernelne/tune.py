@@ -1,0 +1,367 @@
+"""``kernelne tune``: choose a method's settings on validation data cut from the training data.
+
+Protocol (explicit, EvalNE-style):
+
+* **With labels** (node classification): nodes in ``test_nodes`` (or a seeded ``holdout``
+  fraction of the labelled nodes) are the test part. Their labels are dropped before the
+  search starts and never read by it. Each trial fits the embedding on the whole graph
+  (unsupervised, as in the evaluation protocol) and scores the mean Micro-F1 of
+  ``val_repeats`` seeded 50/50 splits of the remaining labelled nodes (one-vs-rest logistic
+  regression, top-k rule). After the search, the winner is refitted and, if there is a test
+  part, scored once on it (classifier trained on all non-test labelled nodes).
+* **Without labels** (link prediction): the given graph is the training graph (e.g. the
+  residual graph of a ``kernelne split`` folder; its held-out edges are never passed here).
+  A validation split holds out ``val_fraction`` of its edges (residual kept connected, as many
+  true non-edges); each trial fits on the validation residual graph and scores ROC-AUC
+  (``weighted_l2`` operator). The winner is refitted on the whole given graph.
+
+The search is Optuna's seeded TPE sampler over :data:`SEARCH_SPACES` (one function per method
+that turns a trial into constructor parameters; edit them to widen the search).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kernelne.diagnostics import DegenerateEmbeddingWarning
+from kernelne.errors import InputError
+from kernelne.graph import Graph, load_graph
+
+
+def _kernelne_space(trial) -> dict[str, Any]:
+    kernel = trial.suggest_categorical("kernel", ["gauss", "schoenberg", "multi"])
+    params: dict[str, Any] = {"kernel": kernel}
+    if kernel == "gauss":
+        params["sigma"] = trial.suggest_float("sigma", 0.25, 4.0, log=True)
+    elif kernel == "schoenberg":
+        params["alpha"] = trial.suggest_float("alpha", 0.5, 8.0, log=True)
+    else:
+        params["beta_update"] = trial.suggest_categorical("beta_update",
+                                                          ["projected", "simplex"])
+    params["negatives"] = trial.suggest_int("negatives", 1, 5)
+    return params
+
+
+SEARCH_SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "kernelne": _kernelne_space,
+    "deepwalk": lambda t: {"window": t.suggest_int("window", 2, 10)},
+    "node2vec": lambda t: {"p": t.suggest_float("p", 0.25, 4.0, log=True),
+                           "q": t.suggest_float("q", 0.25, 4.0, log=True)},
+    "line": lambda t: {"samples_per_arc": t.suggest_float("samples_per_arc", 50, 2000, log=True)},
+    "hope": lambda t: {"beta_ratio": t.suggest_float("beta_ratio", 0.01, 0.95, log=True)},
+    "netmf": lambda t: {"window": t.suggest_int("window", 1, 10)},
+}
+
+
+@dataclass
+class TuneResult:
+    """The search's outcome: ``best_params``, ``trials`` (one dict per trial), the refitted
+    ``model``, ``validation`` (what was scored and how) and ``test_score`` (or None)."""
+
+    method: str
+    best_params: dict[str, Any]
+    best_score: float
+    metric: str
+    trials: list[dict[str, Any]]
+    model: Any
+    validation: str
+    test_score: float | None = None
+    seconds: float = 0.0
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+    def table(self) -> str:
+        """The trials as an aligned text table, best first."""
+        keys = sorted({k for t in self.trials for k in t["params"]})
+        head = ["trial", self.metric, "seconds", *keys]
+        rows = [[str(t["number"]), f"{t['score']:.4f}", f"{t['seconds']:.1f}",
+                 *[_fmt(t["params"].get(k, "")) for k in keys]]
+                for t in sorted(self.trials, key=lambda t: -t["score"])]
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+                         for r in [head, *rows])
+
+    def write_report(self, folder: str | Path) -> None:
+        """``trials.csv``, ``best.json`` and ``trials.png`` in ``folder``."""
+        import csv
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        keys = sorted({k for t in self.trials for k in t["params"]})
+        with open(folder / "trials.csv", "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["trial", self.metric, "seconds", *keys])
+            for t in self.trials:
+                w.writerow([t["number"], t["score"], t["seconds"],
+                            *[t["params"].get(k, "") for k in keys]])
+        (folder / "best.json").write_text(json.dumps({
+            "method": self.method, "best_params": self.best_params, "fixed": self.fixed,
+            "validation_" + self.metric: self.best_score, "validation": self.validation,
+            "test_score": self.test_score}, indent=2) + "\n", encoding="utf-8")
+        plot_trials(self, folder / "trials.png")
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def plot_trials(result: TuneResult, path: str | Path) -> None:
+    """Optimisation history and score against each numeric parameter."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    trials = result.trials
+    numeric = sorted({k for t in trials for k, v in t["params"].items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    fig, axes = plt.subplots(1, 1 + len(numeric), figsize=(4.2 * (1 + len(numeric)), 3.6),
+                             squeeze=False)
+    ax = axes[0, 0]
+    scores = [t["score"] for t in trials]
+    ax.plot(range(len(scores)), scores, "o", label="trial")
+    ax.plot(range(len(scores)), np.maximum.accumulate(scores), "-", label="best so far")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(f"validation {result.metric}")
+    ax.set_title(f"{result.method}: history")
+    ax.legend(fontsize=8)
+    groups = sorted({str(t["params"].get("kernel", "")) for t in trials})
+    for ax, key in zip(axes[0, 1:], numeric, strict=True):
+        for i, grp in enumerate(groups):
+            pts = [(t["params"][key], t["score"]) for t in trials
+                   if key in t["params"] and str(t["params"].get("kernel", "")) == grp]
+            if pts:
+                x, y = zip(*pts, strict=True)
+                ax.plot(x, y, "o", color=f"C{i}", label=grp or None)
+        ax.set_xlabel(key)
+        if key in ("sigma", "alpha", "p", "q", "samples_per_arc", "beta_ratio"):
+            ax.set_xscale("log")
+        ax.set_title(f"{result.metric} vs {key}")
+        if groups != [""]:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def make_estimator(method: str, params: dict[str, Any]):
+    """A fresh estimator of ``method`` with ``params``."""
+    if method == "kernelne":
+        from kernelne.model import KernelNE
+
+        return KernelNE(**params)
+    from kernelne.baselines import make_method
+
+    return make_method(method, ignore_unknown=True, **params)
+
+
+def _labels_of(labels: Any) -> tuple[np.ndarray, sp.csr_matrix]:
+    from kernelne.evaluation.classification import read_node_labels
+
+    if isinstance(labels, (str, Path)):
+        return read_node_labels(labels)
+    nodes, Y = labels
+    return np.asarray(nodes), sp.csr_matrix(Y)
+
+
+def _holdout(nodes: np.ndarray, test_nodes: Sequence | None, holdout: float | None,
+             seed: int) -> np.ndarray:
+    """Boolean mask over ``nodes``: True for the test part."""
+    if test_nodes is not None:
+        wanted = {str(x) for x in test_nodes}
+        return np.array([str(x) in wanted for x in nodes])
+    mask = np.zeros(len(nodes), dtype=bool)
+    if holdout:
+        if not 0 < holdout < 1:
+            raise InputError(f"holdout must lie strictly between 0 and 1, got {holdout}")
+        rng = np.random.default_rng(seed)
+        mask[rng.permutation(len(nodes))[: int(round(holdout * len(nodes)))]] = True
+    return mask
+
+
+def tune(
+    graph: Any,
+    labels: Any = None,
+    *,
+    method: str = "kernelne",
+    trials: int = 20,
+    timeout: float | None = None,
+    seed: int = 0,
+    test_nodes: Sequence | None = None,
+    holdout: float | None = None,
+    val_fraction: float = 0.2,
+    val_repeats: int = 2,
+    search_walks: int | None = None,
+    fixed: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> TuneResult:
+    """Search ``method``'s settings (:data:`SEARCH_SPACES`) on validation data, then refit.
+
+    ``labels``: a label file or ``(node ids, n x K indicator)``; without labels the search
+    validates on held-out links. ``test_nodes`` / ``holdout``: the test part of the labelled
+    nodes (never read by the search). ``search_walks``: walks per node during the search only
+    (the refit uses ``fixed`` or the method's default). ``fixed``: parameters every fit gets
+    (e.g. ``{"dim": 64, "workers": 2}``).
+    """
+    import optuna
+
+    from kernelne.evaluation import (
+        evaluate_link_prediction,
+        evaluate_node_classification,
+        make_link_split,
+    )
+
+    if method not in SEARCH_SPACES:
+        raise InputError(f"unknown method {method!r} (use one of: {', '.join(SEARCH_SPACES)})")
+    if trials < 1:
+        raise InputError(f"trials must be at least 1, got {trials}")
+    g: Graph = load_graph(graph)
+    fixed = {"random_state": seed, **(fixed or {})}
+    search_fixed = dict(fixed)
+    if search_walks is not None and method in ("kernelne", "deepwalk", "node2vec"):
+        search_fixed["walks_per_node"] = int(search_walks)
+    start = time.perf_counter()
+    test_mask = None
+    if labels is not None:
+        label_nodes, Y = _labels_of(labels)
+        test_mask = _holdout(label_nodes, test_nodes, holdout, seed)
+        train_nodes, Y_train = label_nodes[~test_mask], Y[~test_mask]
+        if len(train_nodes) < 4:
+            raise InputError("too few labelled training nodes to validate on")
+        metric = "micro_f1"
+        validation = (f"Micro-F1 of {val_repeats} seeded 50/50 splits of the "
+                      f"{len(train_nodes):,} labelled non-test nodes "
+                      f"({int(test_mask.sum()):,} test nodes never read)")
+
+        def score(params: dict[str, Any]) -> float:
+            with warnings.catch_warnings():  # a collapsed trial simply scores low
+                warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
+                model = make_estimator(method, {**search_fixed, **params}).fit(g)
+            table = evaluate_node_classification(
+                (model.embedding_, model.nodes_), Y_train, train_nodes, ratios=[0.5],
+                repeats=val_repeats, seed=seed, n_jobs=1)
+            return table.value("micro_f1")
+    else:
+        split = make_link_split(g, test_fraction=val_fraction, seed=seed)
+        residual = split.residual_graph()
+        metric = "roc_auc"
+        validation = (f"ROC-AUC on {len(split.test_edges):,} validation edges held out of the "
+                      f"given graph (and as many non-edges), fitted on the rest")
+
+        def score(params: dict[str, Any]) -> float:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
+                model = make_estimator(method, {**search_fixed, **params}).fit(residual)
+            return evaluate_link_prediction((model.embedding_, model.nodes_), split
+                                            ).value("roc_auc")
+
+    records: list[dict[str, Any]] = []
+
+    def objective(trial) -> float:
+        params = SEARCH_SPACES[method](trial)
+        t0 = time.perf_counter()
+        value = float(score(params))
+        records.append({"number": trial.number, "params": params, "score": value,
+                        "seconds": time.perf_counter() - t0})
+        if progress:
+            best = max(r["score"] for r in records)
+            print(f"kernelne tune: trial {trial.number + 1}/{trials}  {metric} {value:.4f}  "
+                  f"(best {best:.4f})  {json.dumps(params)}", file=sys.stderr, flush=True)
+        return value
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.TPESampler(seed=seed))
+    study.optimize(objective, n_trials=trials, timeout=timeout)
+    best = max(records, key=lambda r: r["score"])
+    if progress:
+        print("kernelne tune: refitting the best settings on the whole graph",
+              file=sys.stderr, flush=True)
+    model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
+    test_score = None
+    if test_mask is not None and test_mask.any():
+        test_score = _test_score(model, label_nodes, Y, test_mask)
+    return TuneResult(method, best["params"], best["score"], metric, records, model,
+                      validation, test_score, time.perf_counter() - start, fixed)
+
+
+def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray) -> float:
+    """Micro-F1 on the test nodes of a classifier trained on all other labelled nodes."""
+    from sklearn.metrics import f1_score
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from kernelne.evaluation.classification import default_classifier, top_k_predictions
+    from kernelne.evaluation.embeddings import embedding_rows
+
+    X = model.embedding_[embedding_rows(model.nodes_, nodes)]
+    dense = Y.toarray().astype(int)
+    clf = OneVsRestClassifier(default_classifier()).fit(X[~test_mask], dense[~test_mask])
+    scores = clf.predict_proba(X[test_mask])
+    pred = top_k_predictions(scores, dense[test_mask].sum(axis=1))
+    return float(f1_score(dense[test_mask], pred, average="micro"))
+
+
+def cmd_tune(args) -> int:
+    """``kernelne tune``: search, refit, write the embedding and the report."""
+    from kernelne.embedding_io import save_embedding
+
+    test_nodes = None
+    if args.test_nodes:
+        test_nodes = Path(args.test_nodes).read_text(encoding="utf-8").split()
+    fixed: dict[str, Any] = {}
+    for name in ("dim", "workers"):
+        if getattr(args, name) is not None:
+            fixed[name] = getattr(args, name)
+    result = tune(args.graph, args.labels, method=args.method, trials=args.trials,
+                  timeout=args.timeout, seed=args.seed, test_nodes=test_nodes,
+                  holdout=args.holdout, search_walks=args.search_walks, fixed=fixed,
+                  progress=not args.quiet)
+    save_embedding(args.output, result.model.embedding_, result.model.nodes_)
+    if args.report:
+        result.write_report(args.report)
+    print(result.table())
+    print(f"validation  {result.validation}")
+    print(f"best        {json.dumps(result.best_params)}  {result.metric} "
+          f"{result.best_score:.4f}")
+    if result.test_score is not None:
+        print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes "
+              "(read only after the search)")
+    print(f"time        {result.seconds:.1f} s")
+    print(f"wrote       {args.output}" + (f", {args.report}/" if args.report else ""))
+    return 0
+
+
+def register(sub) -> None:
+    """Add ``kernelne tune`` to the CLI."""
+    p = sub.add_parser(
+        "tune", help="choose a method's settings on validation data, then refit",
+        description="Search a method's settings with Optuna on validation data cut from the "
+        "training data only (labelled non-test nodes, or held-out links when there are no "
+        "labels), refit the best on the whole graph and write its embedding.")
+    p.add_argument("graph", help="graph file (the training graph, e.g. a split's residual)")
+    p.add_argument("-o", "--output", required=True, help="embedding of the refitted winner")
+    p.add_argument("--labels", default=None, help="node labels: validate by classification")
+    p.add_argument("--test-nodes", default=None,
+                   help="file of test node ids (whitespace separated): never read")
+    p.add_argument("--holdout", type=float, default=None,
+                   help="hold out this fraction of labelled nodes as the test part instead")
+    p.add_argument("--method", default="kernelne", choices=sorted(SEARCH_SPACES))
+    p.add_argument("--trials", type=int, default=20, help="number of trials (default 20)")
+    p.add_argument("--timeout", type=float, default=None, help="stop searching after S s")
+    p.add_argument("--search-walks", type=int, default=None,
+                   help="walks per node during the search only (default: the method's)")
+    p.add_argument("--dim", type=int, default=None, help="embedding dimension (all fits)")
+    p.add_argument("--workers", type=int, default=None, help="threads per fit")
+    p.add_argument("--seed", type=int, default=0, help="seed of splits, sampler and fits")
+    p.add_argument("--report", default=None, help="folder for trials.csv, best.json, trials.png")
+    p.add_argument("--quiet", action="store_true", help="no per-trial progress lines")
+    p.set_defaults(func=cmd_tune)
