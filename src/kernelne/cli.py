@@ -120,7 +120,9 @@ def report_graph(graph, out=sys.stderr) -> None:
 def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import save_embedding
     from kernelne.graph import load_graph
+    from kernelne.outputs import check_output_path
 
+    check_output_path(args.output, [args.input])
     start = time.perf_counter()
     graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key)
     report_graph(graph)
@@ -158,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kernelne", description="Kernel node embeddings: learn, evaluate, reproduce."
     )
+    parser.add_argument("--version", action="version", version=f"kernelne {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     embed = sub.add_parser("embed", help="learn node embeddings of a graph",
@@ -184,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     for register in _extensions():
         register(sub)
     return parser
+
+
+def _version() -> str:
+    from kernelne import __version__
+
+    return __version__
 
 
 def _extensions() -> list[Callable]:

@@ -313,7 +313,11 @@ def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarra
 def cmd_tune(args) -> int:
     """``kernelne tune``: search, refit, write the embedding and the report."""
     from kernelne.embedding_io import save_embedding
+    from kernelne.outputs import check_output_path
 
+    check_output_path(args.output, [args.graph, args.labels, args.test_nodes])
+    if args.report:
+        check_output_path(args.report, [args.graph, args.labels], folder=True)
     test_nodes = None
     if args.test_nodes:
         test_nodes = Path(args.test_nodes).read_text(encoding="utf-8").split()

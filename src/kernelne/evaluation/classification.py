@@ -27,6 +27,7 @@ from kernelne.errors import InputError
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
 from kernelne.graph import iter_records, map_ids
+from kernelne.outputs import cap_jobs
 
 PAPER_RATIOS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.3, 0.5, 0.7, 0.9)
 RULES = ("top-k", "threshold")
@@ -170,7 +171,7 @@ def evaluate_node_classification(
     classifier = default_classifier() if classifier is None else classifier
 
     jobs = [(r, i) for r in ratios for i in range(repeats)]
-    scores = Parallel(n_jobs=n_jobs)(
+    scores = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)))(
         delayed(score_split)(X, Y, r, seed, i, classifier, rule) for r, i in jobs
     )
     scores = np.array(scores).reshape(len(ratios), repeats, 2)

@@ -9,6 +9,7 @@ from pathlib import Path
 from kernelne.evaluation.classification import PAPER_RATIOS, RULES
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
+from kernelne.outputs import check_output_path, job_count
 
 
 def parse_ratios(text: str) -> list[float]:
@@ -32,9 +33,14 @@ def stem(path: str) -> str:
 
 
 def check_output(args: argparse.Namespace) -> None:
-    """Fail on an unwritable results path before any work."""
+    """Fail on an unwritable results path (or one that is an input) before any work."""
     if args.output:
         check_results_path(args.output)
+        inputs = [getattr(args, name, None) for name in ("embedding", "labels")]
+        split_dir = getattr(args, "split_dir", None)
+        if split_dir:
+            inputs += [p for p in Path(split_dir).glob("*")]
+        check_output_path(args.output, inputs)
 
 
 def emit(table, args: argparse.Namespace) -> None:
@@ -79,6 +85,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
 def cmd_split(args: argparse.Namespace) -> int:
     from kernelne.evaluation.splits import make_link_split
 
+    check_output_path(args.output, [args.graph], folder=True)
     start = time.perf_counter()
     split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed)
     split.save(args.output)
@@ -117,7 +124,8 @@ def register(subparsers) -> None:
     classify.add_argument("--rule", choices=RULES, default="top-k",
                           help="top-k: k = true label count (default); threshold: p > 0.5")
     classify.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
-    classify.add_argument("--jobs", type=int, default=-1, help="parallel jobs (-1 = all cores)")
+    classify.add_argument("--jobs", type=job_count, default=-1,
+                          help="parallel jobs (-1 = all cores; capped at the work)")
     add_common(classify)
     classify.set_defaults(func=cmd_classify)
 

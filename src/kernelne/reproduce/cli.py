@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from kernelne.outputs import check_output_path, job_count
+
 GRID_TASKS = ("classification", "link_prediction", "sensitivity")
 
 
@@ -35,6 +37,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     labelled = {p.name.split(".")[0] for p in data_dir.glob("*.labels.gz")}
     config = config.narrowed(args.datasets, args.methods, args.repeats, labelled, args.tasks)
     grid = build_grid(config, data_dir)
+    check_output_path(args.out, [args.config], folder=True)
     out = run_folder(args.out)
     cache = Cache(args.cache_dir or out / "cache")
     n_evals = len({j.key for j in grid.evaluations})
@@ -98,7 +101,7 @@ def register(subparsers) -> None:
     p.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods")
     p.add_argument("--tasks", nargs="+", choices=GRID_TASKS, help="only these parts of the grid")
     p.add_argument("--repeats", type=int, help="classification repeats per ratio")
-    p.add_argument("--jobs", type=int, default=-1,
+    p.add_argument("--jobs", type=job_count, default=-1,
                    help="parallel evaluation processes, local runs (-1 = all cores)")
     p.add_argument("--workers", type=int, default=None,
                    help="threads per embedding fit (default: all cores)")

@@ -26,6 +26,7 @@ from kernelne.evaluation.classification import default_classifier, score_split
 from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
 from kernelne.graph import Graph
+from kernelne.outputs import cap_jobs
 from kernelne.reproduce.cache import Cache
 from kernelne.reproduce.config import model_defaults
 from kernelne.reproduce.grid import EmbedJob, EvalJob, Grid, SplitSpec
@@ -147,7 +148,7 @@ def backend(scheduler: str | None) -> Iterator[dict]:
         from kernelne.errors import InputError
 
         raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
-    with Client(scheduler, timeout="30s") as client, parallel_config(backend="dask"):
+    with Client(scheduler, timeout="5s") as client, parallel_config(backend="dask"):
         yield {"scheduler": scheduler, "dask_workers": len(client.scheduler_info()["workers"])}
 
 
@@ -156,7 +157,8 @@ def _stream(tasks: Iterable, n_jobs: int, total: int, desc: str, progress: bool)
     if total == 0:
         return
     with tqdm(total=total, desc=desc, unit="job", disable=not progress, dynamic_ncols=True) as bar:
-        for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+        jobs = cap_jobs(n_jobs, total) if n_jobs is not None else n_jobs
+        for result in Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks):
             bar.update(1)
             yield result
 

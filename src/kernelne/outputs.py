@@ -1,0 +1,76 @@
+"""Output paths checked before any work: writable, not a folder, never one of the inputs."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernelne.errors import InputError
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = (),
+                      folder: bool = False) -> Path:
+    """Fail now (``InputError``) if ``path`` cannot be written or would replace an input.
+
+    ``folder``: the output is a folder (created if missing) rather than a file. The parent
+    folder must exist and take a new file (probed with a real temporary file, so read-only
+    mounts and ``/proc`` are caught even for root).
+    """
+    if str(path).strip() == "":
+        raise InputError("the output path is empty")
+    out = Path(path)
+    for source in inputs:
+        if source is None or not isinstance(source, (str, Path)):
+            continue
+        if _same_file(out, Path(source)):
+            raise InputError(f"the output is the input file {source}: refusing to overwrite "
+                             "it (choose another output path)", out)
+    if folder:
+        if out.exists() and not out.is_dir():
+            raise InputError("cannot write a folder here: a file of that name exists", out)
+        probe_dir = out if out.is_dir() else out.parent
+    else:
+        if out.is_dir():
+            raise InputError("cannot write: it is an existing folder", out)
+        probe_dir = out.parent
+    if not probe_dir.is_dir():
+        raise InputError("cannot write: its folder does not exist", out)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe_dir, prefix=".kernelne-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(f"cannot write in {probe_dir}: {exc.strerror}", out) from None
+    return out
+
+
+def job_count(text: str) -> int:
+    """argparse type for ``--jobs``: a positive count, or -1 for every core."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(
+            f"{value}: use a positive number of jobs, or -1 for every core")
+    return value
+
+
+def cap_jobs(n_jobs: int | None, tasks: int) -> int:
+    """Processes worth starting: at most one per task and one per core."""
+    cores = os.cpu_count() or 1
+    wanted = cores if n_jobs is None or n_jobs < 0 else n_jobs
+    return max(1, min(wanted, tasks, cores))
