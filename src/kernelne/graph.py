@@ -22,9 +22,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kernelne.edgelist_fast import (
+    CANONICAL_INT,
+    dense_int_ids,
+    map_arrow_ids,
+    parse_fast,
+    read_bytes,
+)
 from kernelne.errors import InputError
 
 _SPLIT = re.compile(r"[,\s]+")
+_CANONICAL = re.compile(CANONICAL_INT)
+_NUMBERISH = re.compile(r"[+-]?[0-9][0-9_.eE+-]*")
 _COMMENTS = ("#", "%")
 
 
@@ -186,8 +195,8 @@ def open_text(path: str | Path):
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
 
 
 def iter_records(path: str | Path):
@@ -205,19 +214,21 @@ def iter_records(path: str | Path):
         raise InputError(f"cannot read file: {exc}", path) from None
 
 
+def is_canonical_int(token: str) -> bool:
+    """Whether ``token`` is the canonical decimal of an int64 (the id rule)."""
+    return _CANONICAL.fullmatch(token) is not None and -(2**63) <= int(token) < 2**63
+
+
 def map_ids(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Map id tokens to dense ids.
 
-    Integer ids keep their numeric order (so ``0..n-1`` maps to itself); any non-integer id makes
-    every id a string, numbered in order of first appearance. Returns ``(dense, nodes)``.
+    Ids are integers only if every token is the canonical decimal of an int64 (``7``, ``-3``;
+    not ``007``, ``+7``, ``1_0`` or ``2**63``): they keep their numeric order (so ``0..n-1``
+    maps to itself). Otherwise every id is a string, kept exactly and numbered in order of
+    first appearance. Returns ``(dense, nodes)``.
     """
-    try:
-        ints = np.array([int(t) for t in tokens], dtype=np.int64)
-    except ValueError:
-        ints = None
-    if ints is not None:
-        nodes, dense = np.unique(ints, return_inverse=True)
-        return dense.astype(np.int64), nodes
+    if all(is_canonical_int(t) for t in tokens):
+        return dense_int_ids(np.array([int(t) for t in tokens], dtype=np.int64))
     index: dict[str, int] = {}
     dense = np.fromiter((index.setdefault(t, len(index)) for t in tokens), np.int64, len(tokens))
     return dense, np.array(list(index), dtype=object)
@@ -227,17 +238,91 @@ def read_edgelist(
     path: str | Path,
     directed: bool = False,
     n_nodes: int | None = None,
+    header: bool = False,
+    unweighted: bool = False,
 ) -> Graph:
     """Read an edge list: ``source target [weight]`` per line.
 
     When ``n_nodes`` is given the ids must be the integers ``0..n_nodes-1`` (the dataset-folder
-    format, where isolated nodes appear in no edge).
+    format, where isolated nodes appear in no edge). ``header``: skip the first line (a line of
+    column names is detected and reported otherwise). ``unweighted``: ignore a weight column.
+    Regular files are parsed by pyarrow (:mod:`kernelne.edgelist_fast`); anything else, and
+    every file with an error, line by line.
     """
+    path = Path(path)
+    try:
+        data = read_bytes(path)
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path) from None
+    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+        raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
+                         path) from None
+    first_line = _check_header(path, header)
+    parsed = parse_fast(_drop_line(data, first_line) if header else data)
+    if parsed is not None:
+        heads, tails, w = parsed
+        dense, nodes = map_arrow_ids(heads, tails)
+        m = len(heads)
+        weights = None if w is None or unweighted else w.to_numpy()
+        if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
+            parsed = None  # the line-by-line reader names the line
+    if parsed is None:
+        dense, nodes, m, weights = _read_lines(path, first_line if header else None)
+        if unweighted:
+            weights = None
+    if n_nodes is not None:
+        if nodes.dtype == object or nodes[0] < 0 or nodes[-1] >= n_nodes:
+            raise InputError(f"node ids must be integers in 0..{n_nodes - 1}", path)
+        src, dst = nodes[dense[:m]], nodes[dense[m:]]
+        nodes = np.arange(n_nodes, dtype=np.int64)
+    else:
+        src, dst = dense[:m], dense[m:]
+    return Graph.from_edges(src, dst, weights, len(nodes), nodes, directed=directed)
+
+
+def _check_header(path: Path, header: bool) -> int | None:
+    """Line number of the first record; an InputError if it looks like a header line (no id
+    that looks like a number, above lines whose ids are all integers) and ``header`` is
+    false."""
+    records = []
+    for lineno, fields in iter_records(path):
+        records.append((lineno, fields))
+        if len(records) == 50:
+            break
+    if not records:
+        return None
+    lineno, fields = records[0]
+    if header or len(records) < 2:
+        return lineno
+    ids = lambda f: f[:2]  # noqa: E731
+    if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and all(
+            is_canonical_int(t) for _, f in records[1:] for t in ids(f)):
+        raise InputError(
+            f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
+            "(header=True) to skip it", path, lineno)
+    return lineno
+
+
+def _drop_line(data: bytes, lineno: int | None) -> bytes:
+    """``data`` without its line ``lineno`` (1-based), kept as a blank line."""
+    if lineno is None:
+        return data
+    start = 0
+    for _ in range(lineno - 1):
+        start = data.index(b"\n", start) + 1
+    end = data.find(b"\n", start)
+    return data[:start] + (b"" if end < 0 else data[end:])
+
+
+def _read_lines(path: Path, skip: int | None):
+    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``."""
     heads: list[str] = []
     tails: list[str] = []
     weights: list[float] = []
     n_fields = None
     for lineno, fields in iter_records(path):
+        if lineno == skip:
+            continue
         if len(fields) not in (2, 3):
             raise InputError(
                 f"expected 2 or 3 fields (source target [weight]), found {len(fields)}",
@@ -265,19 +350,8 @@ def read_edgelist(
             weights.append(w)
     if not heads:
         raise InputError("no edges found (empty graph)", path)
-
     dense, nodes = map_ids(heads + tails)
-    m = len(heads)
-    if n_nodes is not None:
-        if nodes.dtype == object or nodes[0] < 0 or nodes[-1] >= n_nodes:
-            raise InputError(f"node ids must be integers in 0..{n_nodes - 1}", path)
-        src, dst = nodes[dense[:m]], nodes[dense[m:]]
-        nodes = np.arange(n_nodes, dtype=np.int64)
-    else:
-        src, dst = dense[:m], dense[m:]
-    return Graph.from_edges(
-        src, dst, weights if n_fields == 3 else None, len(nodes), nodes, directed=directed
-    )
+    return dense, nodes, len(heads), (np.array(weights) if n_fields == 3 else None)
 
 
 def read_mat(path: str | Path, key: str = "network", directed: bool = False) -> Graph:
@@ -351,7 +425,8 @@ def manifest_node_count(path: Path) -> int | None:
     return None if not entry else int(entry["nodes"])
 
 
-def load_graph(source: Any, directed: bool = False, mat_key: str = "network") -> Graph:
+def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
+               header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
 
     ``source`` may be a Graph, a networkx graph, a scipy sparse matrix or dense array, or a path
@@ -368,7 +443,12 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network") ->
         path = Path(source)
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
+        if path.suffix.lower() == ".npz":
+            from kernelne.graph_npz import read_graph
+
+            return read_graph(path)
         if not path.exists():
             raise InputError("cannot read file: no such file", path)
-        return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path))
+        return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
+                             header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")

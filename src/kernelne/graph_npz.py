@@ -1,0 +1,72 @@
+"""The binary graph format: a ``.npz`` of the CSR arrays, written by ``kernelne convert``.
+
+Keys: ``format`` ("kernelne-graph"), ``version`` (1), ``indptr`` (int64), ``indices`` (int32),
+``weights`` (float32, absent when unweighted), ``nodes`` (int64, or unicode strings),
+``directed``, ``self_loops_dropped``, ``duplicates_dropped``. Loading is a few array reads
+(no parsing), checked so that a corrupt or foreign file is an :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from kernelne.embedding_io import atomic_path
+from kernelne.errors import InputError
+from kernelne.graph import Graph
+
+FORMAT, VERSION = "kernelne-graph", 1
+
+
+def save_graph(graph: Graph, path: str | Path) -> None:
+    """Write ``graph`` to ``path`` (``.npz``), atomically."""
+    nodes = graph.nodes
+    if nodes.dtype == object:
+        nodes = nodes.astype(str)
+    arrays = {
+        "format": np.array(FORMAT), "version": np.array(VERSION),
+        "indptr": graph.indptr.astype(np.int64), "indices": graph.indices.astype(np.int32),
+        "nodes": nodes, "directed": np.array(graph.directed),
+        "self_loops_dropped": np.array(graph.self_loops_dropped),
+        "duplicates_dropped": np.array(graph.duplicates_dropped),
+    }
+    if graph.weights is not None:
+        arrays["weights"] = graph.weights.astype(np.float32)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def read_graph(path: str | Path) -> Graph:
+    """Read a graph written by :func:`save_graph`."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z.get("format", "")) != FORMAT:
+                raise InputError("not a kernelne graph file (convert one with "
+                                 "`kernelne convert GRAPH OUT.npz`)", path)
+            if int(z["version"]) != VERSION:
+                raise InputError(f"graph file version {int(z['version'])} is not supported "
+                                 f"(this kernelne reads version {VERSION})", path)
+            indptr, indices = z["indptr"], z["indices"]
+            weights = z["weights"] if "weights" in z else None
+            nodes = z["nodes"]
+            directed = bool(z["directed"])
+            loops, dups = int(z["self_loops_dropped"]), int(z["duplicates_dropped"])
+    except InputError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputError(f"not a readable graph file ({exc})", path) from None
+    n = len(indptr) - 1
+    ok = (n >= 0 and indptr.ndim == indices.ndim == 1 and len(nodes) == n and indptr[0] == 0
+          and indptr[-1] == len(indices) and np.all(np.diff(indptr) >= 0)
+          and (len(indices) == 0 or (indices.min() >= 0 and indices.max() < n))
+          and (weights is None or len(weights) == len(indices)))
+    if not ok:
+        raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
+    if nodes.dtype.kind == "U":
+        nodes = nodes.astype(object)
+    return Graph(indptr=indptr, indices=indices, weights=weights, nodes=nodes,
+                 directed=directed, self_loops_dropped=loops, duplicates_dropped=dups)
