@@ -120,3 +120,12 @@ def test_convert_command(write, tmp_path, capsys):
     assert main(["convert", str(src), str(tmp_path / "g.npz")]) == 0
     assert load_graph(tmp_path / "g.npz").n_edges == 2
     assert main(["convert", str(src), str(src)]) == 2
+
+
+@pytest.mark.parametrize("chunk", [3, 4, 5, 1 << 24])
+def test_noncanonical_scan_across_chunks(chunk):
+    from kernelne.edgelist_fast import _maybe_noncanonical
+
+    assert not _maybe_noncanonical(b"10 20\n30 40\n0 5\n", chunk)
+    for bad in (b"10 20\n30 040\n", b"10 20\n+3 4\n", b"1 -0\n", b"007 1\n", b"1 2,-05\n"):
+        assert _maybe_noncanonical(bad, chunk), bad

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +18,7 @@ import numpy as np
 # An id is an integer only if written as the canonical decimal of an int64: no sign but a
 # leading "-", no leading zeros, no "_" (so "007" and "7", or "1_0" and "10", stay distinct).
 CANONICAL_INT = r"^(0|-?[1-9][0-9]{0,18})$"
-_COMMENT_LINE = re.compile(rb"(^|\n)[ \t]*[#%]")
-_IRREGULAR_SPACE = re.compile(rb"  |^ | \r?\n|\n | $")
+_IRREGULAR_SPACE = (b"  ", b" \n", b" \r", b"\n ")  # and a space at either end
 _OTHER_SEPARATORS = {",": (b" ", b"\t"), "\t": (b" ", b","), " ": (b",", b"\t")}
 
 
@@ -34,7 +32,8 @@ def read_bytes(path: Path) -> bytes:
 
 
 def _strip_top_comments(data: bytes) -> bytes | None:
-    """Drop comment and blank lines at the top; None if comments appear further down."""
+    """Drop comment and blank lines at the top; None if a ``#`` or ``%`` appears further
+    down (a comment line, or a character the line reader should judge)."""
     start = 0
     while start < len(data):
         end = data.find(b"\n", start)
@@ -44,16 +43,16 @@ def _strip_top_comments(data: bytes) -> bytes | None:
             break
         start = end
     body = data[start:]
-    return None if _COMMENT_LINE.search(body) else body
+    return None if b"#" in body or b"%" in body else body
 
 
 def parse_fast(data: bytes):
-    """``(heads, tails, weights or None)`` as pyarrow arrays of strings (and float64), or
-    ``None`` when the file is not plainly regular (see the module docstring)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv
+    """``(dense ids of heads then tails, node ids, edge count, weights or None)``, or ``None``
+    when the file is not plainly regular (see the module docstring).
 
+    Integer ids are parsed straight to int64 when no token could be a non-canonical integer
+    (``+7``, ``-0``, ``007``); otherwise, or if that parse fails, as strings.
+    """
     body = _strip_top_comments(data)
     if not body:
         return None
@@ -64,7 +63,9 @@ def parse_fast(data: bytes):
         delimiter = "\t"
     else:
         delimiter = " "
-        if _IRREGULAR_SPACE.search(body.rstrip(b"\r\n")):
+        end = body.rstrip(b"\r\n")
+        if end.startswith(b" ") or end.endswith(b" ") or any(
+                pattern in body for pattern in _IRREGULAR_SPACE):
             return None
     # the line reader splits on any run of commas and whitespace: leave mixtures to it
     if any(c in body for c in _OTHER_SEPARATORS[delimiter]):
@@ -72,7 +73,31 @@ def parse_fast(data: bytes):
     n_fields = len(first.strip().split(delimiter.encode()))
     if n_fields not in (2, 3):
         return None
-    types = {"f0": pa.string(), "f1": pa.string()}
+    table = None
+    if not _maybe_noncanonical(body):
+        table = _read_table(body, delimiter, n_fields, ints=True)
+    if table is not None:
+        ids = np.concatenate([table.column(0).to_numpy(), table.column(1).to_numpy()])
+        dense, nodes = dense_int_ids(ids)
+        del ids
+    else:
+        table = _read_table(body, delimiter, n_fields, ints=False)
+        if table is None:
+            return None
+        dense, nodes = map_arrow_ids(table.column(0), table.column(1))
+    weights = table.column(2).to_numpy() if n_fields == 3 else None
+    return dense, nodes, table.num_rows, weights
+
+
+def _read_table(body: bytes, delimiter: str, n_fields: int, ints: bool):
+    """pyarrow's parse of ``body``: ids as int64 (``ints``) or strings; None on any
+    irregularity (a parse error, a missing or empty field)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    id_type = pa.int64() if ints else pa.string()
+    types = {"f0": id_type, "f1": id_type}
     if n_fields == 3:
         types["f2"] = pa.float64()
     try:
@@ -86,12 +111,28 @@ def parse_fast(data: bytes):
         return None
     if table.num_columns != n_fields or any(c.null_count for c in table.columns):
         return None
-    heads, tails = table.column(0), table.column(1)
-    if pc.any(pc.equal(pc.utf8_length(heads), 0)).as_py() or pc.any(
-            pc.equal(pc.utf8_length(tails), 0)).as_py():
+    if not ints and any(pc.any(pc.equal(pc.utf8_length(table.column(i)), 0)).as_py()
+                        for i in (0, 1)):
         return None
-    weights = table.column(2) if n_fields == 3 else None
-    return heads, tails, weights
+    return table
+
+
+def _maybe_noncanonical(body: bytes, chunk: int = 1 << 24) -> bool:
+    """Whether a token starts with ``+``, ``-0`` or ``0`` and a digit (vectorised, by chunk)."""
+    raw = np.frombuffer(body, dtype=np.uint8)
+    for start in range(0, len(raw), chunk):
+        c = raw[max(0, start - 1): start + chunk + 1]
+        prev_sep = np.empty(len(c), dtype=bool)
+        prev_sep[0] = start == 0
+        prev_sep[1:] = (c[:-1] == 10) | (c[:-1] == 32) | (c[:-1] == 44) | (c[:-1] == 9)
+        if start:
+            prev_sep, c = prev_sep[1:], c[1:]
+        nxt = np.append(c[1:], np.uint8(10))
+        nxt_digit = (nxt >= 48) & (nxt <= 57)
+        bad = prev_sep & ((c == 43) | ((c == 45) & (nxt == 48)) | ((c == 48) & nxt_digit))
+        if bad.any():
+            return True
+    return False
 
 
 def map_arrow_ids(heads, tails) -> tuple[np.ndarray, np.ndarray]:
@@ -121,7 +162,7 @@ def dense_int_ids(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present = np.zeros(hi + 1, dtype=bool)
         present[ints] = True
         nodes = np.flatnonzero(present)
-        rank = np.cumsum(present) - 1
-        return rank[ints].astype(np.int64), nodes.astype(np.int64)
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return rank[ints], nodes.astype(np.int64)
     nodes, dense = np.unique(ints, return_inverse=True)
     return dense.astype(np.int64), nodes

@@ -25,7 +25,6 @@ import scipy.sparse as sp
 from kernelne.edgelist_fast import (
     CANONICAL_INT,
     dense_int_ids,
-    map_arrow_ids,
     parse_fast,
     read_bytes,
 )
@@ -151,19 +150,20 @@ class Graph:
             weights = weights[~loops]
 
         lo, hi = (src, dst) if directed else (np.minimum(src, dst), np.maximum(src, dst))
+        if weights is None:  # O(m) counting sort in scipy, duplicates merged
+            return cls._from_unweighted(lo, hi, n_nodes, nodes, directed, n_loops)
         _, first = np.unique(lo * n_nodes + hi, return_index=True)
         first.sort()
         n_dup = len(lo) - len(first)
         lo, hi = lo[first], hi[first]
-        if weights is not None:
-            weights = weights[first]
+        weights = weights[first]
 
         if directed:
             rows, cols, w = lo, hi, weights
         else:
             rows = np.concatenate([lo, hi])
             cols = np.concatenate([hi, lo])
-            w = None if weights is None else np.concatenate([weights, weights])
+            w = np.concatenate([weights, weights])
         order = np.lexsort((cols, rows))
         rows, cols = rows[order], cols[order]
         indptr = np.zeros(n_nodes + 1, dtype=np.int64)
@@ -171,11 +171,32 @@ class Graph:
         return cls(
             indptr=indptr,
             indices=cols.astype(np.int32),
-            weights=None if w is None else w[order].astype(np.float32),
+            weights=w[order].astype(np.float32),
             nodes=np.asarray(nodes),
             directed=directed,
             self_loops_dropped=n_loops,
             duplicates_dropped=n_dup,
+        )
+
+
+    @classmethod
+    def _from_unweighted(cls, lo, hi, n_nodes, nodes, directed, n_loops) -> Graph:
+        """CSR of the distinct arcs ``lo -> hi`` (and back, undirected); rows sorted."""
+        index = np.int32 if n_nodes < 2**31 - 1 else np.int64
+        ones = np.ones(len(lo), dtype=np.int32)
+        lo, hi = lo.astype(index), hi.astype(index)
+        arcs = sp.coo_matrix((ones, (lo, hi)), shape=(n_nodes, n_nodes)).tocsr()
+        m = len(lo)
+        del lo, hi, ones
+        arcs.sum_duplicates()  # sorts each row, merges repeated arcs
+        n_dup = m - arcs.nnz
+        if not directed:
+            arcs = (arcs + arcs.T).tocsr()
+            arcs.sort_indices()
+        return cls(
+            indptr=arcs.indptr.astype(np.int64), indices=arcs.indices.astype(np.int32),
+            weights=None, nodes=np.asarray(nodes), directed=directed,
+            self_loops_dropped=n_loops, duplicates_dropped=n_dup,
         )
 
 
@@ -259,11 +280,11 @@ def read_edgelist(
                          path) from None
     first_line = _check_header(path, header)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
+    del data
     if parsed is not None:
-        heads, tails, w = parsed
-        dense, nodes = map_arrow_ids(heads, tails)
-        m = len(heads)
-        weights = None if w is None or unweighted else w.to_numpy()
+        dense, nodes, m, weights = parsed
+        if unweighted:
+            weights = None
         if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
