@@ -98,3 +98,55 @@ def test_version_and_job_counts(capsys):
     cores = os.cpu_count() or 1
     assert cap_jobs(1000, 3) == min(3, cores) and cap_jobs(-1, 100) == cores
     assert cap_jobs(None, 0) == 1
+
+
+def test_options_a_method_ignores_are_reported(graph_file, tmp_path, capsys):
+    code, err = _run(["embed", graph_file, "-o", tmp_path / "e.npy", "--method", "hope",
+                      "--sigma", "0.5", "--dim", "4", "--quiet"], capsys)
+    assert code == 0 and "--sigma is not used by --method hope" in err
+    assert "--dim" not in err
+
+
+def test_embedding_reader_checks_header_count_and_duplicates(tmp_path):
+    from kernelne.embedding_io import load_embedding
+    from kernelne.errors import InputError
+
+    (tmp_path / "a.txt").write_text("3 2\n0 1 2\n1 3 4\n")
+    with pytest.raises(InputError, match=r"a.txt:1: the header announces 3 vectors"):
+        load_embedding(tmp_path / "a.txt")
+    (tmp_path / "b.txt").write_text("2 2\nx 1 2\nx 3 4\n")
+    with pytest.raises(InputError, match=r"b.txt:3: node 'x' appears twice"):
+        load_embedding(tmp_path / "b.txt")
+    (tmp_path / "c.txt").write_text("2 2\n0 1 2\n1 3\n")
+    with pytest.raises(InputError, match=r"expected a node id and 2 numbers \(3 fields\)"):
+        load_embedding(tmp_path / "c.txt")
+
+
+def test_corrupt_split_arrays_are_an_input_error(graph_file, tmp_path, capsys):
+    from kernelne.errors import InputError
+    from kernelne.evaluation.splits import LinkSplit
+
+    assert _run(["split", graph_file, "-o", tmp_path / "s", "--test-fraction", "0.05"],
+                capsys)[0] == 0
+    (tmp_path / "s" / "split.npz").write_bytes(b"PK\x03\x04 broken")
+    with pytest.raises(InputError, match="split.npz"):
+        LinkSplit.load(tmp_path / "s")
+
+
+def test_sigterm_leaves_no_partial_output(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    big = tmp_path / "big.txt"
+    big.write_text("\n".join(f"{i} {(i * 7 + 1) % 3000}" for i in range(3000)))
+    out = tmp_path / "emb.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "kernelne.cli", "embed", str(big), "-o",
+                             str(out), "--walks-per-node", "400", "--workers", "1", "--quiet"],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (143, -signal.SIGTERM) or "terminated" in err
+    assert not out.exists() and not list(tmp_path.glob(".emb.txt.*"))

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -117,6 +119,26 @@ def report_graph(graph, out=sys.stderr) -> None:
         print(f"kernelne: note: {note}", file=out)
 
 
+# model options and the constructor parameter each sets
+_OPTION_PARAMS = {
+    "kernel": "kernel", "sigma": "sigma", "alpha": "alpha", "kernels": "kernels", "dim": "dim",
+    "walks_per_node": "walks_per_node", "walk_length": "walk_length", "window": "window",
+    "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
+    "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
+    "beta_update": "beta_update",
+}
+
+
+def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
+    """A note for every model option set on the command line that the method ignores."""
+    defaults = vars(build_parser().parse_args(["embed", "-", "-o", "-"]))
+    for dest, param in _OPTION_PARAMS.items():
+        if getattr(args, dest) != defaults[dest] and param not in accepted:
+            flag = "--" + dest.replace("_", "-")
+            print(f"kernelne: note: {flag} is not used by --method {args.method}",
+                  file=sys.stderr)
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import save_embedding
     from kernelne.graph import load_graph
@@ -130,13 +152,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.method == "kernelne":
         model = model_from_args(args, verbose=not args.quiet)
     else:
-        from kernelne.baselines import make_method
+        from kernelne.baselines import make_method, method_params
 
         shared = dict(
             dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, workers=args.workers, random_state=args.seed,
+            verbose=not args.quiet,
         )
+        report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
     model.fit(graph)
     save_embedding(args.output, model.embedding_, graph.nodes)
@@ -251,8 +275,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"kernelne: warning: {message}", file=sys.stderr)
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that partial outputs are cleaned up."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -269,6 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kernelne: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("kernelne: terminated", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":

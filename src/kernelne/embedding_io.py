@@ -95,12 +95,12 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
     ids: list[str] = []
     rows: list[list[float]] = []
-    dim = None
+    dim = declared = None
+    seen: dict[str, int] = {}
     for lineno, fields in iter_records(path):
         if dim is None and len(fields) == 2 and not rows:
             try:
-                int(fields[0])
-                dim = int(fields[1])
+                declared, dim = int(fields[0]), int(fields[1])
                 continue
             except ValueError:
                 pass
@@ -108,20 +108,30 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             dim = len(fields) - 1
         if len(fields) != dim + 1:
             raise InputError(
-                f"expected a node id and {dim} numbers, found {len(fields)} fields", path, lineno
+                f"expected a node id and {dim} numbers ({dim + 1} fields), found "
+                f"{len(fields)} fields", path, lineno
             )
         try:
             rows.append([float(x) for x in fields[1:]])
         except ValueError:
             raise InputError("a vector entry is not a number", path, lineno) from None
+        if fields[0] in seen:
+            raise InputError(f"node {fields[0]!r} appears twice (first on line "
+                             f"{seen[fields[0]]})", path, lineno)
+        seen[fields[0]] = lineno
         ids.append(fields[0])
     if not rows:
         raise InputError("no vectors found (empty file)", path)
+    if declared is not None and declared != len(rows):
+        raise InputError(f"the header announces {declared} vectors, the file has {len(rows)}",
+                         path, 1)
     return np.array(rows, dtype=np.float32), _as_ints(np.array(ids, dtype=object))
 
 
 def _as_ints(ids: np.ndarray) -> np.ndarray:
-    try:
+    """Integer ids if every id is a canonical int64 decimal (the graph readers' rule)."""
+    from kernelne.graph import is_canonical_int
+
+    if all(is_canonical_int(str(x)) for x in ids):
         return np.array([int(x) for x in ids], dtype=np.int64)
-    except ValueError:
-        return ids
+    return ids

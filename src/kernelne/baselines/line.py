@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from tqdm.auto import tqdm
 
 from kernelne.baselines._base import BaselineEmbedding
 from kernelne.graph import Graph
@@ -54,9 +55,12 @@ def _sigmoid(x):
 
 @njit(parallel=True, fastmath=True, cache=True)
 def train_line(
-    src, dst, edge_prob, edge_alias, neg_prob, neg_alias, emb, ctx, total, negatives, rho0, seed
+    src, dst, edge_prob, edge_alias, neg_prob, neg_alias, emb, ctx, total, negatives, rho0, seed,
+    first_block, stop_block,
 ):
-    """``total`` edge-sampling SGD steps on ``emb`` (vertex) and ``ctx`` (context) vectors.
+    """Blocks ``first_block..stop_block-1`` of ``total`` edge-sampling SGD steps on ``emb``
+    (vertex) and ``ctx`` (context) vectors (blocks of ``_BLOCK`` steps, each seeded by its
+    index, so any split into calls gives the same result).
 
     First order: pass ``ctx = emb``. Each step samples arc ``e``, takes ``u = emb[src[e]]``, and
     for the positive target ``dst[e]`` (label 1) and ``negatives`` noise vertices (label 0)
@@ -64,9 +68,8 @@ def train_line(
     ``g = rho (label - sigma(<u, c>))``: gradient ascent on the log-likelihood.
     """
     d = emb.shape[1]
-    n_blocks = (total + _BLOCK - 1) // _BLOCK
     floor = rho0 * np.float32(1e-4)
-    for blk in prange(n_blocks):
+    for blk in prange(first_block, stop_block):
         state = stream_state(seed, np.uint64(blk))
         err = np.empty(d, np.float32)
         for t in range(blk * _BLOCK, min(total, (blk + 1) * _BLOCK)):
@@ -117,12 +120,14 @@ class LINE(BaselineEmbedding):
         samples_per_arc: float = 1000.0,
         workers: int | None = None,
         random_state: int | None = None,
+        verbose: bool = False,
     ):
         self.dim = dim
         self.negatives = negatives
         self.lr = lr
         self.samples = samples
         self.samples_per_arc = samples_per_arc
+        self.verbose = verbose
         self.workers = workers
         self.random_state = random_state
 
@@ -154,11 +159,18 @@ class LINE(BaselineEmbedding):
             for order, d in ((1, d1), (2, d2)):
                 emb = ((rng.random((graph.n_nodes, d)) - 0.5) / d).astype(np.float32)
                 ctx = emb if order == 1 else np.zeros_like(emb)
-                train_line(
-                    src, dst, edge_prob, edge_alias, neg_prob, neg_alias, emb, ctx, total,
-                    int(self.negatives), np.float32(self.lr),
-                    seed if order == 1 else seed ^ _SECOND_STREAM,
-                )
+                n_blocks = (total + _BLOCK - 1) // _BLOCK
+                step = max(1, n_blocks // 50)
+                with tqdm(total=total, unit="sample", desc=f"LINE order {order}",
+                          disable=not self.verbose, dynamic_ncols=True) as bar:
+                    for first in range(0, n_blocks, step):
+                        stop = min(n_blocks, first + step)
+                        train_line(
+                            src, dst, edge_prob, edge_alias, neg_prob, neg_alias, emb, ctx,
+                            total, int(self.negatives), np.float32(self.lr),
+                            seed if order == 1 else seed ^ _SECOND_STREAM, first, stop,
+                        )
+                        bar.update(min(total, stop * _BLOCK) - first * _BLOCK)
                 halves.append(_normalise_rows(emb))
         self.samples_ = total
         return np.hstack(halves)

@@ -15,6 +15,7 @@ it saves to and loads from a folder (``split.npz``, ``split.json``, ``residual.e
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ class LinkSplit:
         try:
             with np.load(npz_path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in ARRAYS}
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise InputError(f"cannot read split arrays ({exc})", npz_path) from None
         if arrays["nodes"].dtype.kind == "U":
             arrays["nodes"] = arrays["nodes"].astype(object)
