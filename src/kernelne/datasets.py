@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kernelne.errors import InputError
-from kernelne.graph import Graph, iter_records, read_edgelist
+from kernelne.graph import Graph, is_canonical_int, iter_records, read_edgelist
 
 DATA_ENV = "KERNELNE_DATA"
 
@@ -90,6 +90,8 @@ def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | Non
         node = fields[0]
         if graph is not None:
             try:
+                if graph.nodes.dtype.kind in "iu" and not is_canonical_int(node):
+                    raise KeyError(node)  # "007" is not node 7 (the graph readers' id rule)
                 key: object = int(node) if graph.nodes.dtype.kind in "iu" else node
                 rows.append(graph.index_of(key))
             except (KeyError, ValueError):

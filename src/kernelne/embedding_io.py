@@ -79,8 +79,9 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if path.suffix == ".npy":
         try:
             vectors = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read .npy file ({exc})", path) from None
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputError(f"cannot read .npy file ({exc or type(exc).__name__})",
+                             path) from None
         if vectors.ndim != 2:
             raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
         side = nodes_sidecar(path)

@@ -396,7 +396,12 @@ def read_mat(path: str | Path, key: str = "network", directed: bool = False) -> 
 
 def from_scipy(matrix: Any, directed: bool = False) -> Graph:
     """Build a graph from a square scipy sparse (or dense numpy) adjacency matrix."""
-    coo = sp.coo_matrix(matrix)
+    try:
+        coo = sp.coo_matrix(matrix)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"not a numeric 2-D adjacency matrix ({exc})") from None
+    if coo.dtype.kind not in "biuf":
+        raise InputError(f"not a numeric adjacency matrix (values of type {coo.dtype})")
     if coo.shape[0] != coo.shape[1]:
         raise InputError(f"adjacency matrix must be square, got {coo.shape}")
     coo.sum_duplicates()
