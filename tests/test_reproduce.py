@@ -278,3 +278,38 @@ def test_impossible_link_split_is_skipped_not_fatal(tiny_data, tiny_config, tmp_
     assert reproduce("--config", config, "--data-dir", tiny_data, "--out", out,
                      "--tasks", "link_prediction") == 0
     assert "skipping link prediction on cora" in (out / "run.log").read_text()
+
+
+def test_corrupt_cache_entries_are_named_and_recomputed(tmp_path):
+    import json as _json
+    import warnings as _warnings
+
+    import numpy as _np
+
+    from kernelne.reproduce.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    cache.save_embedding("k1", _np.ones((4, 3)), {"m": 1})
+    assert cache.has_embedding("k1")
+    npy = tmp_path / "cache" / "embeddings" / "k1.npy"
+    npy.write_bytes(npy.read_bytes()[:100])  # truncated
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        assert not cache.has_embedding("k1")
+    assert "k1.json" in str(caught[0].message) and "corrupt cached embedding" in str(
+        caught[0].message)
+    assert not npy.exists()  # removed, so the next run recomputes it
+    cache.save_scores("s1", {"a": 1})
+    (tmp_path / "cache" / "scores" / "s1.json").write_text("{broken")
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        assert cache.scores("s1") is None
+    assert "s1.json" in str(caught[0].message)
+    folder = cache.split_folder("sp")
+    folder.mkdir()
+    (folder / "split.json").write_text(_json.dumps({"seed": 0, "test_fraction": 0.5}))
+    (folder / "split.npz").write_bytes(b"garbage")
+    with _warnings.catch_warnings(record=True):
+        _warnings.simplefilter("always")
+        assert not cache.valid_split("sp")
+    assert not (folder / "split.json").exists()

@@ -49,7 +49,22 @@ class Cache:
             raise InputError(f"cannot create the cache folder: {exc.strerror}", root) from None
 
     def has_embedding(self, key: str) -> bool:
-        return (self.root / "embeddings" / f"{key}.json").is_file()
+        """Whether a complete, readable entry exists; a corrupt one is reported and removed
+        (so that it is computed again)."""
+        meta = self.root / "embeddings" / f"{key}.json"
+        if not meta.is_file():
+            return False
+        array = self.root / "embeddings" / f"{key}.npy"
+        try:
+            json.loads(meta.read_text())
+            mapped = np.load(array, mmap_mode="r", allow_pickle=False)  # checks the size
+            if mapped.ndim != 2:
+                raise ValueError(f"array of shape {mapped.shape} is not a matrix")
+            del mapped
+        except (OSError, ValueError, EOFError) as exc:
+            _discard(f"corrupt cached embedding ({exc})", meta, array)
+            return False
+        return True
 
     def load_embedding(self, key: str) -> np.ndarray:
         return np.load(self.root / "embeddings" / f"{key}.npy")
@@ -65,8 +80,18 @@ class Cache:
         self._write_json(self.root / "embeddings" / f"{key}.json", meta)
 
     def scores(self, key: str) -> dict | None:
+        """The cached scores, or None (a corrupt file is reported, removed, recomputed)."""
         path = self.root / "scores" / f"{key}.json"
-        return json.loads(path.read_text()) if path.is_file() else None
+        if not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text())
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+            return record
+        except (OSError, ValueError) as exc:
+            _discard(f"corrupt cached scores ({exc})", path)
+            return None
 
     def save_scores(self, key: str, record: dict) -> None:
         self._write_json(self.root / "scores" / f"{key}.json", record)
@@ -74,7 +99,30 @@ class Cache:
     def split_folder(self, key: str) -> Path:
         return self.root / "splits" / key
 
+    def valid_split(self, key: str) -> bool:
+        """Whether a readable split is cached under ``key`` (a corrupt one is removed)."""
+        from kernelne.evaluation.splits import LinkSplit
+
+        folder = self.split_folder(key)
+        if not (folder / "split.json").is_file():
+            return False
+        try:
+            LinkSplit.load(folder)
+        except InputError as exc:
+            _discard(f"corrupt cached split ({exc.problem})", *folder.glob("*"))
+            return False
+        return True
+
     @staticmethod
     def _write_json(path: Path, data: dict) -> None:
         with atomic_path(path) as tmp:
             tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def _discard(reason: str, *paths: Path) -> None:
+    """Warn that a cache entry is unusable (naming its file), then delete it."""
+    import warnings
+
+    warnings.warn(f"{paths[0]}: {reason}: computing it again", stacklevel=3)
+    for path in paths:
+        path.unlink(missing_ok=True)

@@ -106,7 +106,7 @@ class Data:
     def split(self, spec: SplitSpec) -> LinkSplit:
         if spec.key not in self._splits:
             folder = self.cache.split_folder(spec.key)
-            if (folder / "split.json").is_file():
+            if self.cache.valid_split(spec.key):
                 split = LinkSplit.load(folder)
             else:
                 graph = self.dataset(spec.dataset).graph
