@@ -150,3 +150,40 @@ def test_sigterm_leaves_no_partial_output(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (143, -signal.SIGTERM) or "terminated" in err
     assert not out.exists() and not list(tmp_path.glob(".emb.txt.*"))
+
+
+def test_killed_main_process_leaves_no_workers(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    emb, labels = tmp_path / "emb.npy", tmp_path / "labels.txt"
+    np.save(emb, rng.normal(size=(3000, 32)).astype(np.float32))
+    labels.write_text("\n".join(f"{i} {i % 5}" for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "kernelne.cli", "evaluate", "classify",
+                             str(emb), str(labels), "--repeats", "500", "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def children():
+        out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    deadline = time.time() + 60
+    while len(children()) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    workers = children()
+    assert workers, "no worker processes started"
+    time.sleep(2)  # let the workers run a task (and arm their parent-death signal)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 15
+    alive = workers
+    while alive and time.time() < deadline:
+        time.sleep(0.5)
+        alive = [p for p in workers if os.path.exists(f"/proc/{p}")
+                 and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    assert not alive, f"orphaned workers {alive}"

@@ -1,4 +1,4 @@
-"""Thread-count handling for the numba kernels."""
+"""Thread-count handling for the numba kernels; worker processes that die with their parent."""
 
 from __future__ import annotations
 
@@ -33,3 +33,21 @@ def numba_threads(workers: int | None) -> Iterator[int]:
 
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def die_with_parent() -> None:
+    """In a worker process: ask Linux to send SIGTERM when the parent process dies, so a
+    killed ``kernelne`` leaves no orphaned joblib workers. A no-op in the main process and
+    off Linux; cheap and idempotent, called at the start of every task."""
+    import multiprocessing
+    import signal
+    import sys
+
+    if multiprocessing.parent_process() is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PDEATHSIG
+    except (OSError, AttributeError):
+        pass

@@ -28,6 +28,7 @@ from kernelne.evaluation.embeddings import as_embedding, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
 from kernelne.graph import iter_records, map_ids
 from kernelne.outputs import cap_jobs
+from kernelne.parallel import die_with_parent
 
 PAPER_RATIOS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.3, 0.5, 0.7, 0.9)
 RULES = ("top-k", "threshold")
@@ -98,6 +99,7 @@ def score_split(
     X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeat: int, classifier: Any, rule: str
 ) -> tuple[float, float]:
     """Micro- and Macro-F1 of one seeded split."""
+    die_with_parent()
     train, test = split_indices(len(X), ratio, seed, repeat)
     model = OneVsRestClassifier(clone(classifier))
     with warnings.catch_warnings():

@@ -27,6 +27,7 @@ from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
 from kernelne.graph import Graph
 from kernelne.outputs import cap_jobs
+from kernelne.parallel import die_with_parent
 from kernelne.reproduce.cache import Cache
 from kernelne.reproduce.config import model_defaults
 from kernelne.reproduce.grid import EmbedJob, EvalJob, Grid, SplitSpec
@@ -57,6 +58,7 @@ def embed_job(
     The metadata of a multiple-kernel fit holds its dictionary and learned weights (final and
     snapshots), for the weights table and figure.
     """
+    die_with_parent()
     start = time.perf_counter()
     model = make_model(job.model, job.params, job.seed, workers).fit(graph)
     extra = {}
@@ -70,6 +72,7 @@ def classify_job(
     key: str, X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeats: int
 ) -> tuple[str, dict]:
     """Micro-/Macro-F1 of ``repeats`` seeded splits at one training ratio."""
+    die_with_parent()
     start = time.perf_counter()
     clf = default_classifier()
     scores = [score_split(X, Y, ratio, seed, i, clf, "top-k") for i in range(repeats)]
@@ -81,6 +84,7 @@ def classify_job(
 
 def linkpred_job(key: str, vectors: np.ndarray, split: LinkSplit, operator: str):
     """ROC-AUC and average precision of a residual-graph embedding on its split."""
+    die_with_parent()
     start = time.perf_counter()
     table = evaluate_link_prediction((vectors, split.nodes), split, operators=[operator])
     return key, {
