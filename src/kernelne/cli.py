@@ -259,7 +259,8 @@ def _extensions() -> list[Callable]:
     found = []
     for module, attr in [("kernelne.evaluation.cli", "register"),
                          ("kernelne.reproduce.cli", "register"),
-                         ("kernelne.tune", "register")]:
+                         ("kernelne.tune", "register"),
+                         ("kernelne.plot", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:
