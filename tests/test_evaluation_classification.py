@@ -150,9 +150,12 @@ def test_cli_classify(planted, tmp_path, capsys, write):
                  "--repeats", "2", "--jobs", "1", "-o", str(out)])
     assert code == 0
     rows = json.loads(out.read_text())
+    oracle, honest = "kne [top-k, oracle label count]", "kne [p > 0.5 or the most probable]"
     assert [(r["method"], r["dataset"], r["setting"]) for r in rows][:2] == [
-        ("kne", "pp", "0.1"), ("kne", "pp", "0.1")]
-    assert rows[2]["mean"] > 0.9 and len(rows) == 4
+        (oracle, "pp", "0.1"), (oracle, "pp", "0.1")]
+    assert rows[2]["mean"] > 0.9 and len(rows) == 8  # both rules, named
+    assert {r["method"] for r in rows} == {oracle, honest}
+    assert all(r["mean"] > 0.9 for r in rows if r["setting"] == "0.5")
     assert "micro_f1" in capsys.readouterr().out
     extra = write("extra.labels", "0 0\n1 1\n999 0\n1000 1\n")
     assert main(["evaluate", "classify", str(emb), str(extra), "--repeats", "1"]) == 2
@@ -177,3 +180,4 @@ def test_results_table_text_and_bad_output(tmp_path, capsys, write):
     labels = write("l.txt", "0 a\n1 b\n")
     assert main(["evaluate", "classify", str(emb), str(labels), "-o", str(tmp_path / "r")]) == 2
     assert ".csv or .json" in capsys.readouterr().err
+
