@@ -1,4 +1,4 @@
-"""The kernels of KernelNE and their dictionaries (SPEC.md §1-§2).
+"""The kernels of KernelNE and their dictionaries (shared/SPEC.md §1-§2).
 
 With ``s = ||x - y||^2``:
 

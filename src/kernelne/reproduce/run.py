@@ -152,7 +152,13 @@ def backend(scheduler: str | None) -> Iterator[dict]:
         from kernelne.errors import InputError
 
         raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
-    with Client(scheduler, timeout="5s") as client, parallel_config(backend="dask"):
+    try:
+        client = Client(scheduler, timeout="5s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        from kernelne.errors import InputError
+
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
+    with client, parallel_config(backend="dask"):
         yield {"scheduler": scheduler, "dask_workers": len(client.scheduler_info()["workers"])}
 
 
