@@ -90,8 +90,9 @@ class TuneResult:
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
                          for r in [head, *rows])
 
-    def write_report(self, folder: str | Path) -> None:
-        """``trials.csv``, ``best.json`` and ``trials.png`` in ``folder``."""
+    def write_report(self, folder: str | Path, labels: Any = None) -> None:
+        """``trials.csv``, ``best.json``, ``trials.png`` and, with ``labels``, ``map.png`` (a
+        t-SNE map of the refitted embedding) in ``folder``."""
         import csv
 
         folder = Path(folder)
@@ -108,6 +109,11 @@ class TuneResult:
             "validation_" + self.metric: self.best_score, "validation": self.validation,
             "test_score": self.test_score}, indent=2) + "\n", encoding="utf-8")
         plot_trials(self, folder / "trials.png")
+        if labels is not None:
+            from kernelne.plot import plot_embedding
+
+            plot_embedding(self.model, labels, folder / "map.png", method="tsne", sample=5000,
+                           title=f"{self.method} {json.dumps(self.best_params)}")
 
 
 def _fmt(v: Any) -> str:
@@ -331,7 +337,7 @@ def cmd_tune(args) -> int:
                   progress=not args.quiet)
     save_embedding(args.output, result.model.embedding_, result.model.nodes_)
     if args.report:
-        result.write_report(args.report)
+        result.write_report(args.report, args.labels)
     print(result.table())
     print(f"validation  {result.validation}")
     print(f"best        {json.dumps(result.best_params)}  {result.metric} "
