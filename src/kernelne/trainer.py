@@ -89,7 +89,7 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
-    beta_simplex=False,
+    beta_simplex=False, shared_negatives=False,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -103,6 +103,8 @@ def train_walks(
     ``beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient (mirror
     descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
     ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
+    ``shared_negatives``: one set of k negatives per center, shared by all its contexts (see
+    :func:`_train_center_shared`) instead of k fresh negatives per pair.
     """
     if scale is None:
         scale = np.ones(1, dtype=np.float32)
@@ -111,7 +113,7 @@ def train_walks(
     pairs = int(_train_blocks(
         walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
         neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-        scale, beta_simplex,
+        scale, beta_simplex, shared_negatives,
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -122,7 +124,7 @@ def train_walks(
 def _train_blocks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-    scale, beta_simplex,
+    scale, beta_simplex, shared_negatives,
 ):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -137,29 +139,65 @@ def _train_blocks(
         ahead = np.empty(negatives, np.int64)
         loss = block_losses[blk]
         count = 0
-        for i in range(blk * n_walks // n_blocks, (blk + 1) * n_walks // n_blocks):
+        stop = (blk + 1) * n_walks // n_blocks
+        for i in range(blk * n_walks // n_blocks, stop):
+            if i + 1 < stop:  # the next walk's rows: random rows of A and B on large graphs
+                for w in walks[i + 1]:
+                    if w >= 0:
+                        prefetch_row(A, np.int64(w))
+                        prefetch_row(B, np.int64(w))
             count += _train_walk(
                 walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
                 beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
                 linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex,
+                shared_negatives,
             )
         pairs[blk] = count
     return pairs.sum()
 
 
 @njit(inline="always", fastmath=True)
+def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
+    """One step on the kernel weights from the accumulated ``gbeta = sum_terms (y - k) k_j``
+    (then reset): projected, ``beta_j <- max(0, beta_j + lr (2 gbeta_j - weight lambda_beta
+    beta_j))``, or mirror descent on the simplex. ``weight``: pairs the step stands for."""
+    m = beta.shape[0]
+    if simplex:
+        total = _ZERO
+        for j in range(m):
+            beta[j] = beta[j] * np.float32(math.exp(lr * _TWO * gbeta[j]))
+            total += beta[j]
+        for j in range(m):
+            beta[j] = beta[j] / total
+            gbeta[j] = _ZERO
+    else:
+        for j in range(m):
+            step = lr * (_TWO * gbeta[j] - weight * beta_reg * beta[j])
+            beta[j] = max(_ZERO, beta[j] + step)
+            gbeta[j] = _ZERO
+
+
+@njit(inline="always", fastmath=True)
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
-    loss, rho, beta_simplex,
+    loss, rho, beta_simplex, shared_negatives,
 ):
     """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers;
-    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors."""
+    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors.
+
+    With ``shared_negatives`` (after Ji et al., "Parallelizing Word2Vec in Shared and
+    Distributed Memory", 2016) a center ``v`` with contexts ``C`` draws one set ``N`` of k
+    negatives for all of them. Its pairs' negative terms are then ``|C|`` copies of
+    ``sum_{u in N} k(A_v, B_u)^2``, which is taken as one step of weight ``|C|``: the loss is
+    the same sum, but each center costs ``|C| + k`` terms instead of ``|C| (k + 1)`` and reads
+    k random rows of B instead of ``|C| k``. The center row is updated once per center.
+    """
     d = A.shape[1]
     m = kinds.shape[0]
     length = walk.shape[0]
     state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
-    # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
+    # Negatives are drawn one pair (or center) ahead and their rows prefetched.
     for k in range(negatives):
         state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
     count = 0
@@ -174,7 +212,49 @@ def _train_walk(
         lr = np.float32(max(lr0 * frac, min_lr))
         lr_reg = lr * reg
         a = A[walk[pos]]
-        for c in range(max(0, pos - window), min(n, pos + window + 1)):
+        lo = max(0, pos - window)
+        hi = min(n, pos + window + 1)
+        if shared_negatives:
+            n_ctx = hi - lo - 1
+            if n_ctx <= 0:
+                continue
+            count += n_ctx
+            for k in range(negatives):
+                negs[k] = ahead[k]
+                state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
+                prefetch_row(B, ahead[k])
+            ca = _ZERO
+            for c in range(lo, hi):
+                if c == pos:
+                    continue
+                err, ca_k = _term(
+                    a, B[walk[c]], neu, _ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                )
+                ca += ca_k
+                pos_loss += err * err
+                if learn_beta:
+                    for j in range(m):
+                        gbeta[j] += err * kv[j]
+            w = np.float32(n_ctx)
+            lr_w = lr * w
+            for k in range(negatives):
+                err, ca_k = _term(
+                    a, B[negs[k]], neu, _ZERO, lr_w, lr_w * reg, linear, kinds, params, beta,
+                    kv, rho,
+                )
+                ca += ca_k
+                neg_loss += w * err * err
+                if learn_beta:
+                    for j in range(m):
+                        gbeta[j] += w * err * kv[j]
+            keep = _ONE - w * lr_reg + ca
+            for t in range(d):
+                a[t] = keep * a[t] + neu[t]
+                neu[t] = _ZERO
+            if learn_beta:
+                _beta_step(beta, gbeta, lr, beta_reg, w, beta_simplex)
+            continue
+        for c in range(lo, hi):
             if c == pos:
                 continue
             count += 1
@@ -205,20 +285,8 @@ def _train_walk(
             for t in range(d):
                 a[t] = keep * a[t] + neu[t]
                 neu[t] = _ZERO
-            if learn_beta and beta_simplex:  # mirror descent on the simplex
-                total = _ZERO
-                for j in range(m):
-                    beta[j] = beta[j] * np.float32(math.exp(lr * _TWO * gbeta[j]))
-                    total += beta[j]
-                for j in range(m):
-                    beta[j] = beta[j] / total
-                    gbeta[j] = _ZERO
-            elif learn_beta:  # one projected step per pair, as for the rows
-                for j in range(m):
-                    step = lr * (_TWO * gbeta[j] - beta_reg * beta[j])
-                    beta[j] = max(_ZERO, beta[j] + step)
-                    gbeta[j] = _ZERO
+            if learn_beta:  # one step per pair, as for the rows
+                _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
     loss[0] += pos_loss
     loss[1] += neg_loss
     return count
-

@@ -106,14 +106,31 @@ def cumulative_weights(graph: Graph) -> np.ndarray:
     return cum[1:] - np.repeat(cum[graph.indptr[:-1]], graph.degrees)
 
 
-def walk_starts(n_nodes: int, first: int, stop: int, seed: np.uint64) -> np.ndarray:
-    """Start nodes of walks ``first..stop-1``: each round of n walks is a seeded permutation."""
+def round_permutation(n_nodes: int, seed: np.uint64, r: int) -> np.ndarray:
+    """The start nodes of round ``r`` (walks ``r n .. r n + n - 1``): a seeded permutation."""
+    return np.random.default_rng([int(seed), r]).permutation(n_nodes).astype(np.int32)
+
+
+def walk_starts(
+    n_nodes: int, first: int, stop: int, seed: np.uint64, perms: dict | None = None
+) -> np.ndarray:
+    """Start nodes of walks ``first..stop-1``: each round of n walks is a seeded permutation.
+
+    ``perms``, if given, caches the last round's permutation (so that a million-node graph
+    does not draw a permutation of all nodes for every chunk).
+    """
     out = np.empty(stop - first, dtype=np.int32)
     i = first
     while i < stop:
         r, j = divmod(i, n_nodes)
         take = min(n_nodes - j, stop - i)
-        perm = np.random.default_rng([int(seed), r]).permutation(n_nodes)
+        if perms is None:
+            perm = round_permutation(n_nodes, seed, r)
+        else:
+            if r not in perms:
+                perms.clear()
+                perms[r] = round_permutation(n_nodes, seed, r)
+            perm = perms[r]
         out[i - first : i - first + take] = perm[j : j + take]
         i += take
     return out
@@ -147,6 +164,7 @@ class WalkCorpus:
         self.seed = seed_to_uint64(seed)
         self.chunk_walks = max(1, int(chunk_walks))
         self._cumw = cumulative_weights(graph)
+        self._perms: dict[int, np.ndarray] = {}
 
     @property
     def n_walks(self) -> int:
@@ -159,7 +177,7 @@ class WalkCorpus:
     def chunk(self, first: int, stop: int) -> np.ndarray:
         """Walks ``first..stop-1`` as an int32 array of shape ``(stop - first, walk_length)``."""
         g = self.graph
-        starts = walk_starts(g.n_nodes, first, stop, self.seed)
+        starts = walk_starts(g.n_nodes, first, stop, self.seed, self._perms)
         out = np.empty((len(starts), self.walk_length), dtype=np.int32)
         _walk_chunk(
             g.indptr, g.indices, self._cumw, starts, first, self.walk_length,
