@@ -45,8 +45,18 @@ def test_embed_summary_reports_throughput(ring, tmp_path, capsys):
     args = [a for a in SMALL if a != "--quiet"]
     assert main(["embed", str(ring), "-o", str(tmp_path / "e.txt"), *args]) == 0
     out = capsys.readouterr().out
-    for word in ("12 nodes", "pairs/s", "peak memory", "wrote"):
+    for word in ("12 nodes", "pairs/s", "peak memory", "wrote", "loading", "walks", "training"):
         assert word in out
+    assert "per center" not in out
+
+
+def test_embed_shared_negatives(ring, tmp_path, capsys):
+    args = [a for a in SMALL if a != "--quiet"]
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    assert main(["embed", str(ring), "-o", str(a), *args]) == 0
+    assert main(["embed", str(ring), "-o", str(b), *args, "--shared-negatives"]) == 0
+    assert "negatives  5 per center, shared by its contexts" in capsys.readouterr().out
+    assert not np.array_equal(np.load(a), np.load(b))
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
     )
 
 
-def describe_fit(model, graph, seconds: float) -> str:
+def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
     lines = [
         f"graph      {graph.summary()}",
         f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
@@ -84,6 +84,8 @@ def describe_fit(model, graph, seconds: float) -> str:
         " pairs/s",
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
+    if model.shared_negatives:
+        lines.append(f"negatives  {model.negatives} per center, shared by its contexts")
     for shell in model.narrowed_:
         lines.append(
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
@@ -107,7 +109,10 @@ def describe_fit(model, graph, seconds: float) -> str:
         for label, row in snapshots:
             lines.append(f"{label:17} " + ", ".join(
                 f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
-    lines.append(f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")
+    stages = model.stage_seconds_
+    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, walks "
+                 f"{stages['walks']:.1f} s, training {stages['training']:.1f} s), peak memory "
+                 f"{peak_memory_mb():.0f} MiB")
     return "\n".join(lines)
 
 
@@ -153,6 +158,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
                        header=args.header, unweighted=args.unweighted)
+    load_seconds = time.perf_counter() - start
     report_graph(graph)
     if args.method == "kernelne":
         model = model_from_args(args, verbose=not args.quiet)
@@ -172,7 +178,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if not args.quiet:
         seconds = time.perf_counter() - start
         if args.method == "kernelne":
-            print(describe_fit(model, graph, seconds))
+            print(describe_fit(model, graph, seconds, load_seconds))
         else:
             print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
                   f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")

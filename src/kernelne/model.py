@@ -23,7 +23,7 @@ from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
-from kernelne.walks import WalkCorpus
+from kernelne.walks import WalkCorpus, count_visits
 
 # The learned weights go winner-take-all (see KernelNE): a narrow kernel fits the squared loss
 # fastest and takes the weight, so the dictionary holds none narrower than a good single one.
@@ -206,11 +206,16 @@ class KernelNE(EmbeddingEstimator):
         with numba_threads(self.workers):
             counts = np.zeros(g.n_nodes, dtype=np.int64)
             stored = [] if self.keep_walks else None
-            for _, walks in corpus:
-                counts += np.bincount(walks[walks >= 0], minlength=g.n_nodes)
-                if stored is not None:
-                    stored.append(walks)
+            bar = tqdm(total=corpus.n_walks, unit="walk", disable=not self.verbose,
+                       desc="counting", dynamic_ncols=True)
+            with bar:
+                for _, walks in corpus:
+                    count_visits(walks, counts)
+                    if stored is not None:
+                        stored.append(walks)
+                    bar.update(len(walks))
             negatives = alias_table(counts.astype(np.float64) ** 0.75)
+            counting_seconds = time.perf_counter() - start
             rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
             can_narrow = self.robust and kernels[0].kind != "linear"
             while True:
@@ -251,6 +256,10 @@ class KernelNE(EmbeddingEstimator):
         self.walks_ = np.concatenate(stored) if stored else None
         self.graph_summary_ = g.summary()
         self.fit_seconds_ = time.perf_counter() - start
+        self.stage_seconds_ = {
+            "walks": counting_seconds + run.walk_seconds,
+            "training": run.train_seconds,
+        }
         return self
 
     def effective_kernels(self) -> list[Kernel]:
@@ -281,6 +290,8 @@ class _Run:
         self.history = [self.beta.copy()]
         self.loss_rows: list[tuple[int, float, float]] = []
         self.pairs = 0
+        self.walk_seconds = 0.0  # generating walks while training (streamed corpus)
+        self.train_seconds = 0.0
 
     def train(self, check_shell: bool, monitor: Callable | None = None) -> dict | None:
         """Train on every chunk; with ``check_shell``, stop early and return the health
@@ -302,8 +313,11 @@ class _Run:
                     zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
                     if self.stored is not None else corpus
                 )
+                before = time.perf_counter()
                 for first, walks in chunks:
                     losses[:] = 0
+                    started = time.perf_counter()
+                    self.walk_seconds += started - before
                     chunk_pairs = train_walks(
                         walks, epoch * corpus.n_walks + first, total_centers, self.A, self.B,
                         self.kinds, self.params, self.beta, learn_beta, np.float32(m.beta_reg),
@@ -312,6 +326,8 @@ class _Run:
                         losses, self.scale, self.simplex, bool(m.shared_negatives),
                     )
                     self.pairs += chunk_pairs
+                    before = time.perf_counter()
+                    self.train_seconds += before - started
                     self.loss_rows.append((
                         self.pairs, losses[0] / max(chunk_pairs, 1),
                         losses[1] / max(chunk_pairs * m.negatives, 1),

@@ -97,6 +97,15 @@ def _walk_chunk(indptr, indices, cumw, starts, first_id, length, inv_p, inv_q, s
             v = x
 
 
+@njit(cache=True)
+def count_visits(walks: np.ndarray, counts: np.ndarray) -> None:
+    """Add every node's number of occurrences in ``walks`` (``-1`` padding skipped) to
+    ``counts``: the unigram counts of the corpus, without a length-n temporary per chunk."""
+    for w in walks.ravel():
+        if w >= 0:
+            counts[w] += 1
+
+
 def cumulative_weights(graph: Graph) -> np.ndarray:
     """Per-row cumulative edge weights (float64; empty for an unweighted graph)."""
     if graph.weights is None:

@@ -1,0 +1,186 @@
+"""Scaling: KernelNE on planted-partition graphs of 10^4..10^6 nodes (average degree 20).
+
+For each size the script writes a labelled degree-corrected planted-partition graph with
+``shared/tools/make_sbm.py`` (N nodes, 10 N edges, 50 communities, mixing 0.5, seed 0) and
+measures, each stage in a fresh process (so peak memory is that stage's own):
+
+* load: the text edge list and the binary ``.npz`` (seconds, peak MiB; medians);
+* fit: KernelNE with the paper's defaults (80 walks x 10, window 10, k = 5, d = 128), per
+  stage (walks, training) seconds, pairs/s and peak MiB, with ``shared_negatives`` and (up to
+  ``--pair-max`` nodes) with the paper's k negatives per pair;
+* quality: Micro-F1 on the planted communities (one-vs-rest logistic regression, 50% of a
+  seeded sample of at most 20,000 nodes for training, 3 splits), against DeepWalk (gensim
+  skip-gram on the same walks; up to ``--deepwalk-max`` nodes with the full corpus, above that
+  both methods on ``--small-walks`` walks per node);
+* throughput ratio: KernelNE and gensim's skip-gram (negative 5, window 10, no subsampling,
+  ``shrink_windows=False``) on the same ``--ratio-walks`` walks per node and the same threads,
+  in one process, medians of ``--repeats``.
+
+    python benchmarks/bench_scaling.py --sizes 10000 100000 1000000 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from bench_training import count_pairs, gensim_run
+
+REPO = Path(__file__).resolve().parents[1]
+MAKE_SBM = REPO.parent / "shared" / "tools" / "make_sbm.py"
+
+LOAD = r"""
+import json, resource, sys, time
+from kernelne.graph import load_graph
+t = time.perf_counter()
+g = load_graph(sys.argv[1])
+print(json.dumps({"seconds": time.perf_counter() - t,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+FIT = r"""
+import json, resource, sys, time
+import numpy as np
+from kernelne import KernelNE
+from kernelne.baselines import DeepWalk
+from kernelne.graph import load_graph
+path, method, walks, threads, out = sys.argv[1:6]
+t = time.perf_counter()
+g = load_graph(path)
+load = time.perf_counter() - t
+params = dict(walks_per_node=int(walks), workers=int(threads), random_state=0)
+if method == "deepwalk":
+    model = DeepWalk(**params).fit(g)
+    stages, pairs = {}, 0
+else:
+    model = KernelNE(shared_negatives=method == "shared", **params).fit(g)
+    stages, pairs = model.stage_seconds_, model.n_pairs_
+np.save(out, model.embedding_)
+np.save(out.replace(".npy", ".nodes.npy"), np.asarray(g.nodes))
+print(json.dumps({"load": load, "fit": time.perf_counter() - t - load, "pairs": pairs,
+                  "stages": stages,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def child(code: str, *args: str) -> dict:
+    """Run ``code`` in a fresh interpreter; its last stdout line is a JSON object."""
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def make_graph(n: int, work: Path) -> Path:
+    prefix = work / f"sbm_{n}"
+    if not (work / f"sbm_{n}.edges").exists():
+        subprocess.run([sys.executable, str(MAKE_SBM), str(n), str(10 * n), "50", "0.5",
+                        str(prefix), "0"], check=True)
+    npz = work / f"sbm_{n}.npz"
+    if not npz.exists():
+        subprocess.run([sys.executable, "-m", "kernelne.cli", "convert",
+                        f"{prefix}.edges", str(npz)], check=True, capture_output=True)
+    return prefix
+
+
+def micro_f1(emb_path: Path, labels_path: Path, threads: int) -> float:
+    """Micro-F1 at 50% on a seeded sample of at most 20,000 nodes (3 splits)."""
+    from kernelne.evaluation import evaluate_node_classification
+
+    X = np.load(emb_path)
+    nodes = np.load(str(emb_path).replace(".npy", ".nodes.npy"))
+    lab = np.loadtxt(labels_path, dtype=np.int64)
+    community = dict(zip(lab[:, 0].tolist(), lab[:, 1].tolist(), strict=True))
+    rng = np.random.default_rng(0)
+    rows = rng.choice(len(nodes), min(20_000, len(nodes)), replace=False)
+    y = np.array([community[int(nodes[r])] for r in rows])
+    table = evaluate_node_classification(X[rows], y, ratios=[0.5], repeats=3, seed=0,
+                                         n_jobs=threads)
+    return next(r.mean for r in table.rows if r.metric == "micro_f1")
+
+
+def throughput(npz: Path, walks_per_node: int, threads: int, repeats: int) -> dict:
+    """Mpairs/s of gensim, KernelNE per pair and shared, on the same walks and threads."""
+    from bench_training import kernelne_run
+
+    from kernelne.graph import load_graph
+    from kernelne.kernels import parse_kernel
+    from kernelne.walks import random_walks
+
+    g = load_graph(npz)
+    walks = random_walks(g, walks_per_node, 10, seed=1, workers=threads)
+    pairs = count_pairs(walks, 10)
+    out = {}
+    runs = {"gensim": gensim_run(walks, threads)}
+    for mode in ("pair", "shared"):
+        runs[mode] = kernelne_run(walks, g.n_nodes, [parse_kernel("gauss:1.41421")], threads,
+                                  shared_negatives=mode == "shared")
+    for name, run in runs.items():
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t)
+        out[name] = pairs / statistics.median(times) / 1e6
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/kernelne-scaling"))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--ratio-walks", type=int, default=1, help="walks per node, ratio runs")
+    ap.add_argument("--pair-max", type=int, default=100_000,
+                    help="largest graph fitted with k negatives per pair (slow beyond)")
+    ap.add_argument("--deepwalk-max", type=int, default=100_000,
+                    help="largest graph for DeepWalk on the full 80-walk corpus")
+    ap.add_argument("--small-walks", type=int, default=10,
+                    help="walks per node for the DeepWalk comparison above --deepwalk-max")
+    ap.add_argument("--skip", nargs="*", default=[], choices=["load", "fit", "ratio"])
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    for n in args.sizes:
+        prefix = make_graph(n, args.work)
+        edges, npz, labels = Path(f"{prefix}.edges"), Path(f"{prefix}.npz"), \
+            Path(f"{prefix}.labels")
+        print(f"== {n:,} nodes, {10 * n:,} edges (planted partition, 50 communities)",
+              flush=True)
+        if "load" not in args.skip:
+            for path in (edges, npz):
+                runs = [child(LOAD, path) for _ in range(args.repeats)]
+                print(f"load {path.suffix:7} {statistics.median(r['seconds'] for r in runs):7.2f}"
+                      f" s {statistics.median(r['peak_mib'] for r in runs):7.0f} MiB",
+                      flush=True)
+        if "fit" not in args.skip:
+            fits = [("shared", 80)] + ([("pair", 80)] if n <= args.pair_max else [])
+            if n <= args.deepwalk_max:
+                fits.append(("deepwalk", 80))
+            else:
+                fits += [("shared", args.small_walks), ("deepwalk", args.small_walks)]
+            for method, walks in fits:
+                emb = args.work / f"emb_{n}_{method}_{walks}.npy"
+                r = child(FIT, npz, method, walks, args.threads, emb)
+                f1 = micro_f1(emb, labels, args.threads)
+                st = r["stages"]
+                detail = (f"walks {st['walks']:6.1f} s, training {st['training']:7.1f} s, "
+                          f"{r['pairs'] / st['training'] / 1e6:5.2f} Mpairs/s"
+                          if st else "(gensim: walks and training)")
+                print(f"fit  {method:8} {walks:2} walks/node: {r['fit']:7.1f} s ({detail}), "
+                      f"peak {r['peak_mib']:6.0f} MiB, Micro-F1 {f1:.4f}", flush=True)
+        if "ratio" not in args.skip:
+            rates = throughput(npz, args.ratio_walks, args.threads, args.repeats)
+            print(f"rate {args.ratio_walks} walks/node, {args.threads} threads (Mpairs/s): "
+                  f"gensim {rates['gensim']:.2f}, KernelNE per pair {rates['pair']:.2f} "
+                  f"({rates['pair'] / rates['gensim']:.2f}x), shared {rates['shared']:.2f} "
+                  f"({rates['shared'] / rates['gensim']:.2f}x)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
