@@ -129,6 +129,9 @@ def report_graph(graph, out=sys.stderr) -> None:
         print(f"kernelne: note: {note}", file=out)
 
 
+# from this many nodes on, the rows no longer fit in cache and shared negatives pay off
+LARGE_GRAPH = 100_000
+
 # model options and the constructor parameter each sets
 _OPTION_PARAMS = {
     "kernel": "kernel", "sigma": "sigma", "alpha": "alpha", "kernels": "kernels", "dim": "dim",
@@ -162,6 +165,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
     report_graph(graph)
     if args.method == "kernelne":
         model = model_from_args(args, verbose=not args.quiet)
+        if graph.n_nodes >= LARGE_GRAPH and not args.shared_negatives and not args.quiet:
+            print(f"kernelne: note: {graph.n_nodes:,} nodes: --shared-negatives trains several "
+                  "times faster on graphs this large (Micro-F1 about 0.005 lower on Cora)",
+                  file=sys.stderr)
     else:
         from kernelne.baselines import make_method, method_params
 

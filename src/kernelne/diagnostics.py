@@ -32,6 +32,7 @@ OFFSET_LIMIT = 3.0
 SAMPLE_ROWS = 4000
 SAMPLE_PAIRS = 4000
 MIN_ROWS = 50
+CHUNK = 1 << 16  # rows per step when scanning a whole matrix (bounded temporaries)
 
 
 class DegenerateEmbeddingWarning(UserWarning):
@@ -55,7 +56,7 @@ class EmbeddingHealth:
 def check_finite(*matrices: np.ndarray) -> None:
     """Raise :class:`TrainingError` if any matrix holds NaN or inf (training diverged)."""
     for X in matrices:
-        if not np.isfinite(X).all():
+        if not all(np.isfinite(X[i : i + CHUNK]).all() for i in range(0, len(X), CHUNK)):
             bad = int(np.count_nonzero(~np.isfinite(X).all(axis=1)))
             raise TrainingError(
                 f"training diverged: {bad:,} of {len(X):,} embedding rows are NaN or infinite "
@@ -89,13 +90,25 @@ def neighbour_auc(A: np.ndarray, edges: np.ndarray, rows: np.ndarray,
     of ``rows``."""
     if len(edges) == 0:
         return 1.0
-    X = A.astype(np.float64) - A[rows].mean(axis=0)
-    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-30)
+    center = _row_mean(A, rows)
+
+    def unit(idx: np.ndarray) -> np.ndarray:  # only the sampled rows: O(sample * d) memory
+        X = A[idx].astype(np.float64) - center
+        return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-30)
+
     e = edges
     rand = rows[rng.integers(0, len(rows), (len(edges), 2))]
-    pos = np.einsum("ij,ij->i", X[e[:, 0]], X[e[:, 1]])
-    neg = np.einsum("ij,ij->i", X[rand[:, 0]], X[rand[:, 1]])
+    pos = np.einsum("ij,ij->i", unit(e[:, 0]), unit(e[:, 1]))
+    neg = np.einsum("ij,ij->i", unit(rand[:, 0]), unit(rand[:, 1]))
     return float(roc_auc_score(np.r_[np.ones(len(pos)), np.zeros(len(neg))], np.r_[pos, neg]))
+
+
+def _row_mean(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Mean of ``A[rows]`` (float64), a chunk of rows at a time (no copy of ``A``)."""
+    total = np.zeros(A.shape[1])
+    for i in range(0, len(rows), CHUNK):
+        total += A[rows[i : i + CHUNK]].sum(axis=0, dtype=np.float64)
+    return total / max(len(rows), 1)
 
 
 def embedding_health(
