@@ -143,6 +143,8 @@ def main() -> None:
                     help="largest graph for DeepWalk on the full 80-walk corpus")
     ap.add_argument("--small-walks", type=int, default=10,
                     help="walks per node for the DeepWalk comparison above --deepwalk-max")
+    ap.add_argument("--full-fit-max", type=int, default=10_000_000,
+                    help="largest graph fitted with the full 80-walk corpus")
     ap.add_argument("--skip", nargs="*", default=[], choices=["load", "fit", "ratio"])
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -159,7 +161,8 @@ def main() -> None:
                       f" s {statistics.median(r['peak_mib'] for r in runs):7.0f} MiB",
                       flush=True)
         if "fit" not in args.skip:
-            fits = [("shared", 80)] + ([("pair", 80)] if n <= args.pair_max else [])
+            fits = [("shared", 80)] if n <= args.full_fit_max else []
+            fits += [("pair", 80)] if n <= args.pair_max else []
             if n <= args.deepwalk_max:
                 fits.append(("deepwalk", 80))
             else:
