@@ -98,31 +98,48 @@ def split_indices(n: int, ratio: float, seed: int, repeat: int) -> tuple[np.ndar
     return np.sort(perm[:n_train]), np.sort(perm[n_train:])
 
 
+def predict_labels(model: Any, X_test: np.ndarray, rule: str, k: np.ndarray) -> np.ndarray:
+    """Predicted label sets of a fitted one-vs-rest ``model`` under ``rule``.
+
+    ``k`` (the test nodes' true label counts) is read by the top-k rule only.
+    """
+    if rule == "threshold":
+        return model.predict(X_test).astype(bool)
+    if rule == "non-oracle":  # never reads the test labels: p > 0.5, at least one label
+        scores = model.predict_proba(X_test)
+        return (scores > 0.5) | top_k_predictions(scores, np.ones(len(scores), int))
+    scores = (
+        model.predict_proba(X_test) if hasattr(model, "predict_proba")
+        else model.decision_function(X_test)
+    )
+    return top_k_predictions(scores, k)
+
+
+def score_split_rules(
+    X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeat: int, classifier: Any,
+    rules: Sequence[str],
+) -> dict[str, tuple[float, float]]:
+    """Micro- and Macro-F1 of one seeded split under each of ``rules`` (one fit for all)."""
+    die_with_parent()
+    train, test = split_indices(len(X), ratio, seed, repeat)
+    model = OneVsRestClassifier(clone(classifier))
+    truth = Y[test]
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a label absent from a small training set
+        model.fit(X[train], Y[train])
+        for rule in rules:
+            pred = predict_labels(model, X[test], rule, truth.sum(axis=1))
+            out[rule] = (float(f1_score(truth, pred, average="micro", zero_division=0)),
+                         float(f1_score(truth, pred, average="macro", zero_division=0)))
+    return out
+
+
 def score_split(
     X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeat: int, classifier: Any, rule: str
 ) -> tuple[float, float]:
     """Micro- and Macro-F1 of one seeded split."""
-    die_with_parent()
-    train, test = split_indices(len(X), ratio, seed, repeat)
-    model = OneVsRestClassifier(clone(classifier))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # a label absent from a small training set
-        model.fit(X[train], Y[train])
-        if rule == "threshold":
-            pred = model.predict(X[test]).astype(bool)
-        elif rule == "non-oracle":  # never reads the test labels: p > 0.5, at least one label
-            scores = model.predict_proba(X[test])
-            pred = (scores > 0.5) | top_k_predictions(scores, np.ones(len(scores), int))
-        else:
-            scores = (
-                model.predict_proba(X[test]) if hasattr(model, "predict_proba")
-                else model.decision_function(X[test])
-            )
-            pred = top_k_predictions(scores, Y[test].sum(axis=1))
-    truth = Y[test]
-    micro = f1_score(truth, pred, average="micro", zero_division=0)
-    macro = f1_score(truth, pred, average="macro", zero_division=0)
-    return float(micro), float(macro)
+    return score_split_rules(X, Y, ratio, seed, repeat, classifier, (rule,))[rule]
 
 
 def check_ratios(ratios: Sequence[float]) -> list[float]:
