@@ -106,13 +106,15 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, [args.graph], folder=True)
     start = time.perf_counter()
-    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed)
+    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed,
+                            cap=args.cap)
     split.save(args.output)
     info = split.info
     print(f"graph      {info['nodes']:,} nodes, {info['edges']:,} edges; largest component "
           f"{info['lcc_nodes']:,} nodes, {info['lcc_edges']:,} edges")
     print(f"held out   {len(split.test_edges):,} edges + {len(split.test_negatives):,} non-edges "
-          f"(test), seed {split.seed}")
+          f"(test), seed {split.seed}" + (" (capped: residual kept connected)"
+                                          if info["capped"] else ""))
     print(f"residual   {len(split.train_edges):,} edges (connected) + "
           f"{len(split.train_negatives):,} non-edges (classifier training)")
     print(f"time       {time.perf_counter() - start:.1f} s")
@@ -184,6 +186,9 @@ def register(subparsers) -> None:
     split.add_argument("--test-fraction", type=float, default=0.5,
                        help="fraction of edges held out (default 0.5)")
     split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    split.add_argument("--cap", action="store_true",
+                       help="when the fraction cannot be held out with a connected residual, "
+                       "hold out as many edges as can (instead of failing)")
     split.set_defaults(func=cmd_split)
 
 

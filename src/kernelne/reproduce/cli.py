@@ -23,6 +23,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         backend,
         collect_kernel_weights,
         collect_records,
+        collect_split_info,
         execute,
         run_folder,
     )
@@ -40,7 +41,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     check_output_path(args.out, [args.config], folder=True)
     out = run_folder(args.out)
     cache = Cache(args.cache_dir or out / "cache")
-    n_evals = len({j.key for j in grid.evaluations})
+    n_evals = len({j.key for j in grid.evaluations}) + len(grid.heuristics)
     invocation: dict = {"started": now(), "argv": sys.argv[1:], "data_dir": str(data_dir),
                         "embeddings": len(grid.embeddings), "evaluations": n_evals,
                         "report_only": args.report_only}
@@ -71,7 +72,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             run_log = update_run_log(out, config, invocation)
     records = collect_records(grid, cache)
     path = write_report(out, records, config, run_log, args.results_md,
-                        collect_kernel_weights(grid, cache))
+                        collect_kernel_weights(grid, cache), collect_split_info(grid, cache))
     done = len({r["score_key"] for r in records})
     print(f"{done} of {n_evals} evaluations done ({invocation['wall_seconds']:.0f} s); "
           f"report: {path}")
