@@ -15,12 +15,14 @@ from kernelne.cli import main
 from kernelne.embedding_io import save_embedding
 from kernelne.errors import InputError
 from kernelne.evaluation import (
+    OPERATORS,
     LinkSplit,
     edge_features,
     evaluate_link_prediction,
     make_link_split,
     sample_non_edges,
 )
+from kernelne.evaluation.linkpred import select_operator_and_C
 from kernelne.graph import Graph, from_networkx, load_graph
 from kernelne.model import KernelNE
 
@@ -256,3 +258,24 @@ def test_save_into_a_missing_parent_is_an_input_error(planted, tmp_path):
         split.save(tmp_path / "no" / "such")
     with pytest.raises(InputError, match="unknown edge operator"):
         evaluate_link_prediction(np.zeros((planted.n_nodes, 2)), split, operators=["dot"])
+
+
+def test_select_operator_and_C_on_training_pairs():
+    """Edges defined by the sign of x·y: the Hadamard operator is the one to choose."""
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(100, 8))
+    pairs = rng.integers(0, 100, size=(600, 2))
+    y = (np.sum(vectors[pairs[:, 0]] * vectors[pairs[:, 1]], axis=1) > 0).astype(int)
+    op, C, means = select_operator_and_C(vectors, pairs, y, ["weighted_l2", "hadamard"],
+                                         Cs=[0.01, 1.0])
+    assert op == "hadamard" and means[(op, C)] == max(means.values()) > 0.9
+    assert set(means) == {(o, c) for o in ("weighted_l2", "hadamard") for c in (0.01, 1.0)}
+
+
+def test_evaluate_with_selection_gives_one_named_result(planted):
+    split = make_link_split(planted, 0.5, seed=0)
+    vectors = np.random.default_rng(0).normal(size=(split.n_nodes, 8))
+    table = evaluate_link_prediction((vectors, split.nodes), split, operators=list(OPERATORS),
+                                     select=True)
+    assert len(table) == 2 and all(r.setting.startswith("select:") for r in table)
+    assert ",C=" in table.rows[0].setting

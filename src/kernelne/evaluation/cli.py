@@ -84,7 +84,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
     dataset = args.dataset or stem(split.info.get("source", args.split_dir))
     table = evaluate_link_prediction(
         args.embedding, split, operators=operators, classifier=default_edge_classifier(args.C),
-        method=args.method or stem(args.embedding), dataset=dataset,
+        method=args.method or stem(args.embedding), dataset=dataset, select=args.select,
     )
     emit(table, args)
     return 0
@@ -163,6 +163,9 @@ def register(subparsers) -> None:
     linkpred.add_argument("--operator", nargs="+", default=["weighted_l2"],
                           choices=[*OPERATORS, "all"], help="edge operator(s) (weighted_l2)")
     linkpred.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    linkpred.add_argument("--select", action="store_true",
+                          help="choose the operator (among --operator) and C by 3-fold "
+                          "cross-validated ROC-AUC on the training pairs only; one result")
     add_common(linkpred)
     linkpred.set_defaults(func=cmd_linkpred)
 
