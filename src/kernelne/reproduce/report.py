@@ -404,12 +404,18 @@ def labels_text(config: Config) -> str:
 
 
 def table2_section(summary: Summary, config: Config) -> str:
-    """Table II with its caption: the labels used and the two prediction rules."""
+    """Table II with its caption: the labels used and the two prediction rules ("" when the
+    grid has no classification dataset)."""
+    if not config.task("classification")["datasets"]:
+        return ""
     return "\n".join([labels_text(config), RULES_TEXT, classification_tables(summary, config)])
 
 
 def table3_section(summary: Summary, config: Config, splits: dict[str, dict]) -> str:
-    """Table III with its caption: the split rule, the heuristics, and the LINE/HOPE note."""
+    """Table III with its caption: the split rule, the heuristics, and the LINE/HOPE note (""
+    when the grid has no link-prediction dataset)."""
+    if not config.task("link_prediction")["datasets"]:
+        return ""
     parts = [split_text(config, splits)]
     if config.task("link_prediction")["heuristics"]:
         parts.append(HEURISTICS_TEXT)
@@ -442,11 +448,12 @@ def results_markdown(
         f"({', '.join(str(r.get('scheduler') or 'local') for r in runs)})\n",
         "Kernel settings (σ is the paper's form exp(-‖x−y‖²/σ²)):\n",
         kernel_settings_text(config),
-        "## Table II: node classification\n",
-        table2_section(summary, config),
-        "## Table III: link prediction\n",
-        table3_section(summary, config, splits or {}),
     ]
+    for title, section in (("## Table II: node classification\n", table2_section(summary, config)),
+                           ("## Table III: link prediction\n",
+                            table3_section(summary, config, splits or {}))):
+        if section:
+            parts += [title, section]
     if weights:
         parts += ["## MKernelNE: learned kernel weights\n", weights]
     if figures:
@@ -478,8 +485,8 @@ def write_report(
         figures.append(weights_figure)
     timings = timing_table(records, config)
     with atomic_path(out / "tables.md") as tmp:
-        tmp.write_text(table2_section(summary, config) + "\n"
-                       + table3_section(summary, config, splits))
+        tmp.write_text("\n".join(filter(None, [table2_section(summary, config),
+                                                table3_section(summary, config, splits)])))
     targets = [(out / "RESULTS.md", "figures")]
     if results_md is not None:
         results_md = Path(results_md)
