@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES
+from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
 from kernelne.outputs import check_output_path, job_count
@@ -58,12 +58,15 @@ def cmd_classify(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.method or stem(args.embedding)
+    suffix = ", C chosen on training nodes" if args.select_C else ""
     table = None
     for rule in rules:
         part = evaluate_node_classification(
             args.embedding, args.labels, ratios=ratios, repeats=args.repeats, seed=args.seed,
             classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
-            method=f"{method} [{RULE_NAMES[rule]}]", dataset=args.dataset or stem(args.labels),
+            method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
+            dataset=args.dataset or stem(args.labels),
+            select_C=SELECT_CS if args.select_C else None,
         )
         table = part if table is None else table + part
     emit(table, args)
@@ -147,6 +150,10 @@ def register(subparsers) -> None:
                           "non-oracle: p > 0.5 or the most probable label; threshold: p > 0.5; "
                           "both (default): top-k and non-oracle, named in the output")
     classify.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    classify.add_argument("--select-C", action="store_true",
+                          help="choose C per split among "
+                          f"{', '.join(f'{c:g}' for c in SELECT_CS)} by 3-fold "
+                          "cross-validation on that split's training nodes only")
     classify.add_argument("--jobs", type=job_count, default=-1,
                           help="parallel jobs (-1 = all cores; capped at the work)")
     add_common(classify)
