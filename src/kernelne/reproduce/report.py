@@ -398,8 +398,7 @@ def labels_text(config: Config) -> str:
     if not single:
         return "Labels: NAME.labels.gz for every dataset.\n"
     return ("Labels: " + ", ".join(single) + " single-label, each node's largest share in "
-            "NAME.label_fractions.gz (ties: the lowest label), as the paper evidently "
-            "evaluated DBLP (multi-label DBLP scores 0.03-0.10 above every paper number); "
+            "NAME.label_fractions.gz (ties: the lowest label; the `single_label` setting); "
             "the others NAME.labels.gz.\n")
 
 
