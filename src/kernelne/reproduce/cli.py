@@ -99,7 +99,9 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true",
                    help="the reduced grid of the settings' [quick] table (minutes)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets")
-    p.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods")
+    p.add_argument("--methods", nargs="+", metavar="NAME",
+                   help="only these methods (link-prediction heuristics such as katz included; "
+                   "those not named are left out)")
     p.add_argument("--tasks", nargs="+", choices=GRID_TASKS, help="only these parts of the grid")
     p.add_argument("--repeats", type=int, help="classification repeats per ratio")
     p.add_argument("--jobs", type=job_count, default=-1,
