@@ -142,8 +142,9 @@ def split_text(config: Config, splits: dict[str, dict]) -> str:
     link = config.task("link_prediction")
     text = (f"Split: {link['test_fraction']:g} of the largest component's edges held out, "
             "the residual graph kept connected.")
-    if link["cap_to_connected"]:
-        text += (" For " + ", ".join(link["cap_to_connected"]) + " the held-out share is "
+    capped = [d for d in link["datasets"] if config.capped(d)]
+    if capped:
+        text += (" For " + ", ".join(capped) + " the held-out share is "
                  "capped at what a connected residual allows (its edges beyond a random "
                  "spanning tree) when that is less.")
     for dataset, info in splits.items():
