@@ -181,3 +181,25 @@ def test_results_table_text_and_bad_output(tmp_path, capsys, write):
     assert main(["evaluate", "classify", str(emb), str(labels), "-o", str(tmp_path / "r")]) == 2
     assert ".csv or .json" in capsys.readouterr().err
 
+
+
+def test_select_C_reads_training_nodes_only():
+    """C chosen on the training nodes: a weak signal that a tiny C cannot fit picks a large one;
+    scrambling the test labels leaves the choice as made from the training nodes alone."""
+    from kernelne.evaluation.classification import SELECT_CS, choose_C, score_split, split_indices
+
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 3, 150)
+    X = np.eye(3)[groups] * 0.05 + 0.01 * rng.normal(size=(150, 3))
+    Y = np.eye(3, dtype=bool)[groups]
+    clf = LogisticRegression(C=1.0, solver="liblinear")
+    assert choose_C(X, Y, clf, [0.01, 100.0], "top-k", seed=0) == 100.0
+    assert score_split(X, Y, 0.5, 0, 0, clf, "top-k", SELECT_CS)[0] > \
+        score_split(X, Y, 0.5, 0, 0, clf, "top-k")[0]
+    train, test = split_indices(150, 0.5, 0, 0)
+    scrambled = Y.copy()
+    scrambled[test] = np.roll(Y[test], 1, axis=1)
+    C = choose_C(X[train], Y[train], clf, SELECT_CS, "top-k", seed=0)
+    fixed = LogisticRegression(C=C, solver="liblinear")
+    assert score_split(X, scrambled, 0.5, 0, 0, clf, "top-k", SELECT_CS) == \
+        score_split(X, scrambled, 0.5, 0, 0, fixed, "top-k")

@@ -15,12 +15,14 @@ from kernelne.cli import main
 from kernelne.embedding_io import save_embedding
 from kernelne.errors import InputError
 from kernelne.evaluation import (
+    OPERATORS,
     LinkSplit,
     edge_features,
     evaluate_link_prediction,
     make_link_split,
     sample_non_edges,
 )
+from kernelne.evaluation.linkpred import select_operator_and_C
 from kernelne.graph import Graph, from_networkx, load_graph
 from kernelne.model import KernelNE
 
@@ -37,8 +39,10 @@ def keys(pairs: np.ndarray, n: int) -> set[int]:
     return set((lo * n + hi).tolist())
 
 
-def check_split(split: LinkSplit, graph: Graph, fraction: float) -> None:
-    """Every invariant the protocol promises."""
+def check_split(split: LinkSplit, graph: Graph, fraction: float,
+                n_test: int | None = None) -> None:
+    """Every invariant the protocol promises (``n_test``: the held-out count of a capped
+    split; by default ``fraction`` of the edges)."""
     n = split.n_nodes
     original = keys(np.array([[graph.index_of(split.nodes[u]), graph.index_of(split.nodes[v])]
                               for u, v in np.concatenate([split.train_edges, split.test_edges])]),
@@ -48,7 +52,7 @@ def check_split(split: LinkSplit, graph: Graph, fraction: float) -> None:
     n_comp, _ = csgraph.connected_components(residual.adjacency(), directed=False)
     assert n_comp == 1, "residual graph connected"
     m = len(split.train_edges) + len(split.test_edges)
-    assert len(split.test_edges) == round(fraction * m)
+    assert len(split.test_edges) == (round(fraction * m) if n_test is None else n_test)
     assert len(split.test_negatives) == len(split.test_edges)
     assert len(split.train_negatives) == len(split.train_edges)
     train_e, test_e = keys(split.train_edges, n), keys(split.test_edges, n)
@@ -103,6 +107,38 @@ def test_impossible_fraction_is_an_error():
     for bad in (0.0, 1.0, -0.2):
         with pytest.raises(InputError, match="strictly between"):
             make_link_split(cycle, bad)
+
+
+def near_tree(seed: int = 0) -> Graph:
+    """A random tree of 200 nodes plus 20 extra edges (like CiteSeer's largest component)."""
+    rng = np.random.default_rng(seed)
+    g = nx.random_labeled_tree(200, seed=seed)
+    while g.number_of_edges() < 219:
+        u, v = rng.integers(0, 200, 2)
+        if u != v:
+            g.add_edge(int(u), int(v))
+    return from_networkx(g)
+
+
+def test_capped_split_of_a_near_tree():
+    """Half of a near-tree's edges cannot go with a connected residual: without ``cap`` it is
+    an error, with it every edge beyond a spanning tree is held out, and the rest holds."""
+    graph = near_tree()
+    with pytest.raises(InputError, match="connected: at most 20 "):
+        make_link_split(graph, 0.5, seed=1)
+    split = make_link_split(graph, 0.5, seed=1, cap=True)
+    check_split(split, graph, 0.5, n_test=20)
+    assert split.info["capped"] and len(split.train_edges) == 199  # a spanning tree
+    residual = keys(split.train_edges, split.n_nodes)
+    assert not residual & keys(split.test_edges, split.n_nodes), "no test edge in the residual"
+
+
+def test_cap_changes_nothing_when_the_fraction_fits(planted):
+    capped = make_link_split(planted, 0.5, seed=2, cap=True)
+    plain = make_link_split(planted, 0.5, seed=2)
+    assert not capped.info["capped"]
+    for name in ("train_edges", "test_edges", "train_negatives", "test_negatives"):
+        np.testing.assert_array_equal(getattr(capped, name), getattr(plain, name))
 
 
 def test_same_seed_same_split(planted):
@@ -222,3 +258,24 @@ def test_save_into_a_missing_parent_is_an_input_error(planted, tmp_path):
         split.save(tmp_path / "no" / "such")
     with pytest.raises(InputError, match="unknown edge operator"):
         evaluate_link_prediction(np.zeros((planted.n_nodes, 2)), split, operators=["dot"])
+
+
+def test_select_operator_and_C_on_training_pairs():
+    """Edges defined by the sign of x·y: the Hadamard operator is the one to choose."""
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(100, 8))
+    pairs = rng.integers(0, 100, size=(600, 2))
+    y = (np.sum(vectors[pairs[:, 0]] * vectors[pairs[:, 1]], axis=1) > 0).astype(int)
+    op, C, means = select_operator_and_C(vectors, pairs, y, ["weighted_l2", "hadamard"],
+                                         Cs=[0.01, 1.0])
+    assert op == "hadamard" and means[(op, C)] == max(means.values()) > 0.9
+    assert set(means) == {(o, c) for o in ("weighted_l2", "hadamard") for c in (0.01, 1.0)}
+
+
+def test_evaluate_with_selection_gives_one_named_result(planted):
+    split = make_link_split(planted, 0.5, seed=0)
+    vectors = np.random.default_rng(0).normal(size=(split.n_nodes, 8))
+    table = evaluate_link_prediction((vectors, split.nodes), split, operators=list(OPERATORS),
+                                     select=True)
+    assert len(table) == 2 and all(r.setting.startswith("select:") for r in table)
+    assert ",C=" in table.rows[0].setting

@@ -48,6 +48,7 @@ repeats = 2
 datasets = ["cora"]
 methods = ["hope", "kernelne-gauss"]
 test_fraction = 0.5
+heuristics = ["common_neighbours", "jaccard", "adamic_adar", "preferential_attachment", "katz"]
 [link_prediction.settings."*".kernelne-gauss]
 sigma = 0.3
 [sensitivity]
@@ -62,17 +63,32 @@ alpha = [1.0, 2.0]
 """
 
 
+def write_edges(path, g) -> None:
+    with gzip.open(path, "wt") as fh:
+        fh.writelines(f"{min(u, v)} {max(u, v)}\n" for u, v in sorted(g.edges()))
+
+
 @pytest.fixture
 def tiny_data(tmp_path):
-    """A data folder in the shared/datasets format: a 3-block planted partition named cora."""
+    """A data folder in the shared/datasets format: a 3-block planted partition named cora
+    (multi-label: every 4th node also has the next block's label, with a smaller share in
+    ``cora.label_fractions.gz``) and a near-tree named citeseer (unlabelled)."""
     folder = tmp_path / "data"
     folder.mkdir()
     g = nx.planted_partition_graph(3, 20, 0.4, 0.02, seed=1)
-    with gzip.open(folder / "cora.edges.gz", "wt") as fh:
-        fh.writelines(f"{min(u, v)} {max(u, v)}\n" for u, v in sorted(g.edges()))
+    write_edges(folder / "cora.edges.gz", g)
+    pairs = [(v, v // 20, 1.0) for v in range(60)]
+    pairs = [(v, b, 0.75 if v % 4 == 0 else f) for v, b, f in pairs]
+    pairs += [(v, (v // 20 + 1) % 3, 0.25) for v in range(0, 60, 4)]
     with gzip.open(folder / "cora.labels.gz", "wt") as fh:
-        fh.writelines(f"{v} {v // 20}\n" for v in range(60))
-    manifest = {"cora": {"nodes": 60, "edges": g.number_of_edges(), "labels": 3}}
+        fh.writelines(f"{v} {b}\n" for v, b, _ in pairs)
+    with gzip.open(folder / "cora.label_fractions.gz", "wt") as fh:
+        fh.writelines(f"{v} {b} {f}\n" for v, b, f in pairs)
+    tree = nx.random_labeled_tree(40, seed=0)
+    tree.add_edges_from([(0, 20), (5, 30), (10, 35)])
+    write_edges(folder / "citeseer.edges.gz", tree)
+    manifest = {"cora": {"nodes": 60, "edges": g.number_of_edges(), "labels": 3},
+                "citeseer": {"nodes": 40, "edges": tree.number_of_edges()}}
     (folder / "MANIFEST.json").write_text(json.dumps(manifest))
     return folder
 
@@ -116,7 +132,9 @@ def test_paper_settings_and_quick():
         pytest.approx(2.0)
     assert config.params("classification", "dblp", "kernelne-sch")["alpha"] == 3.0
     assert config.params("link_prediction", "hepth", "kernelne-gauss")["sigma"] == 0.3
-    assert config.params("link_prediction", "gnutella", "kernelne-gauss")["sigma"] == 3.0
+    # Gnutella's "sigma = 3.0" read as the authors' code's sigma: ours = 3 sqrt(2)
+    assert config.params("link_prediction", "gnutella", "kernelne-gauss")["sigma"] == \
+        pytest.approx(3.0 * 2 ** 0.5)
     assert config.params("link_prediction", "hepth", "kernelne-sch")["alpha"] == 2.0
     assert config.params("classification", "cora", "hope") == {
         "beta": None, "beta_ratio": 0.5, "dim": 128}
@@ -169,7 +187,8 @@ def test_end_to_end_and_cache(tiny_data, tiny_config, tmp_path, count_fits):
     assert {r["experiment"] for r in rows} == {"table2", "table3", "dim", "sigma2", "alpha"}
     micro = [r for r in rows if r["experiment"] == "table2" and r["metric"] == "micro_f1"]
     assert len(micro) == 3 * 2 * 2 and all(0 <= r["value"] <= 1 for r in micro)
-    assert all(r["embedding_seed"] == 0 and r["params"] for r in rows)
+    assert all(r["embedding_seed"] == 0 and r["params"] for r in rows
+               if r["setting"] != "heuristic")  # a heuristic has no embedding
     assert (out / "scores.csv").read_text().startswith("experiment,x,task,dataset")
     log = json.loads((out / "run.json").read_text())
     assert log["versions"]["kernelne"] and log["invocations"][0]["embeddings_run"] == 9
@@ -313,3 +332,121 @@ def test_corrupt_cache_entries_are_named_and_recomputed(tmp_path):
         _warnings.simplefilter("always")
         assert not cache.valid_split("sp")
     assert not (folder / "split.json").exists()
+
+
+def table_rows(text: str, first_cell: str) -> list[list[str]]:
+    """The cells of every Markdown table row whose first cell is ``first_cell``."""
+    return [[c.strip() for c in line.strip("|").split("|")]
+            for line in text.splitlines() if line.startswith(f"| {first_cell} |")]
+
+
+def test_link_table_has_heuristic_rows(tiny_data, tiny_config, tmp_path, count_fits):
+    grid = build_grid(load_config(tiny_config), tiny_data)
+    embedded = {j.split.key for j in grid.embeddings if j.split}
+    assert {j.split.key for j in grid.heuristics} == embedded, "the embeddings' split"
+    out = tmp_path / "out"
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "link_prediction", "--jobs", 1) == 0
+    for name in ("RESULTS.md", "tables.md"):
+        text = (out / name).read_text()
+        assert "the paper has no such rows" in text
+        for label in ("Common neighbours", "Jaccard", "Adamic-Adar", "Preferential attachment",
+                      "Katz (β = 0.005, L = 3)"):
+            (row,) = table_rows(text, f"{label} (heuristic)")
+            assert re.fullmatch(r"[01]\.\d{3}", row[1]), row  # a score, no paper number
+        (hope,) = table_rows(text, "HOPE")
+        assert "(0.728)" in hope[1]  # embeddings keep the paper's number
+    rows = json.loads((out / "scores.json").read_text())
+    heur = [r for r in rows if r["setting"] == "heuristic"]
+    assert len(heur) == 5 * 2 and {r["experiment"] for r in heur} == {"table3"}
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "link_prediction") == 0
+    second = json.loads((out / "run.json").read_text())["invocations"][1]
+    assert second["evaluations_run"] == 0 and second["evaluations_cached"] == 2 + 5
+
+
+def test_both_classification_rules_are_reported_and_named(tiny_data, tiny_config, tmp_path):
+    out = tmp_path / "out"
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification", "--methods", "kernelne-gauss",
+                     "--jobs", 1) == 0
+    rows = json.loads((out / "scores.json").read_text())
+    assert {r["metric"] for r in rows} == {"micro_f1", "macro_f1", "micro_f1_non_oracle",
+                                           "macro_f1_non_oracle"}
+    for name in ("RESULTS.md", "tables.md"):
+        text = (out / name).read_text()
+        assert "reads the test labels' count" in text and "it reads no test label" in text
+        (oracle,) = table_rows(text, "Micro-F1, top-k, oracle label count: cora")
+        (honest,) = table_rows(text, "Micro-F1, non-oracle (p > 0.5 or the most probable): cora")
+        assert oracle[1:] == ["10%", "50%"] == honest[1:]
+        tables = text.split("| Micro-F1, non-oracle")
+        assert "(0.782)" in tables[0] and "(0.782)" not in tables[1]  # paper numbers: top-k
+
+
+def test_single_label_option(tiny_data, tiny_config, tmp_path):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from kernelne.datasets import load_single_labels, single_labels
+    from kernelne.reproduce.cache import Cache
+    from kernelne.reproduce.run import Data
+
+    ties = sp.csr_matrix([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8], [0.0, 0.0, 0.0]])
+    assert single_labels(ties).toarray().tolist() == [[1, 0, 0], [0, 0, 1], [0, 0, 0]]
+    single = load_single_labels("cora", tiny_data).toarray()
+    assert (single.sum(axis=1) == 1).all() and (single.argmax(axis=1) == np.arange(60) // 20).all()
+    data = Data(tiny_data, Cache(tmp_path / "cache"))
+    assert data.labels("cora", False).sum() == 75  # the multi-label file
+    assert (data.labels("cora", True).toarray() == single).all()
+
+    on = tmp_path / "single.toml"
+    on.write_text(TINY.replace("ratios = [0.1, 0.5]\nrepeats = 2\n",
+                               'ratios = [0.1, 0.5]\nrepeats = 2\nsingle_label = ["cora"]\n'))
+    off_grid, on_grid = build_grid(load_config(tiny_config), tiny_data), build_grid(
+        load_config(on), tiny_data)
+    classify = [j for j in on_grid.evaluations if j.task == "classification"]
+    assert classify and all(j.single_label for j in classify)
+    assert not any(j.single_label for j in off_grid.evaluations)
+    assert not {j.key for j in classify} & {j.key for j in off_grid.evaluations}
+    paper = load_config()
+    assert paper.single_label("dblp") and not paper.single_label("cora")
+
+    out = tmp_path / "out"
+    assert reproduce("--config", on, "--data-dir", tiny_data, "--out", out, "--tasks",
+                     "classification", "--methods", "hope", "--jobs", 1) == 0
+    text = (out / "RESULTS.md").read_text()
+    assert "Labels: cora single-label" in text
+    assert "Micro-F1, top-k, oracle label count: cora (single-label" in text
+    (tiny_data / "cora.label_fractions.gz").unlink()
+    with pytest.raises(InputError, match="label_fractions"):
+        build_grid(load_config(on), tiny_data)
+
+
+def test_capped_split_gives_a_near_tree_a_row(tiny_data, tiny_config, tmp_path):
+    from scipy.sparse import csgraph
+
+    from kernelne.evaluation.splits import LinkSplit
+
+    args = ["--data-dir", tiny_data, "--datasets", "citeseer", "--tasks", "link_prediction",
+            "--methods", "hope", "common_neighbours", "--jobs", 1]
+    out = tmp_path / "plain"
+    assert reproduce("--config", tiny_config, "--out", out, *args) == 0
+    assert "skipping link prediction on citeseer" in (out / "run.log").read_text()
+    capped = tmp_path / "capped.toml"
+    capped.write_text(TINY.replace("test_fraction = 0.5\n",
+                                   'test_fraction = 0.5\ncap_to_connected = ["citeseer"]\n'))
+    out = tmp_path / "capped"
+    assert reproduce("--config", capped, "--out", out, *args) == 0
+    text = (out / "RESULTS.md").read_text()
+    assert "citeseer: 3 of 42 edges held out (7.1%; capped)" in text
+    assert "For citeseer the held-out share is capped" in text
+    for label in ("HOPE", "Common neighbours (heuristic)"):
+        (row,) = table_rows(text, label)
+        assert re.match(r"[01]\.\d{3}", row[1])
+    (folder,) = (out / "cache" / "splits").iterdir()
+    split = LinkSplit.load(folder)
+    n_comp, _ = csgraph.connected_components(split.residual_graph().adjacency(), directed=False)
+    assert n_comp == 1 and split.n_nodes == 40
+    residual = {tuple(e) for e in split.train_edges.tolist()}
+    assert len(split.test_edges) == 3 and not residual & {tuple(e) for e in
+                                                          split.test_edges.tolist()}

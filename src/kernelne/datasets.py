@@ -1,7 +1,8 @@
 """The dataset-folder format (``shared/datasets``) and node-label files.
 
 A data folder holds ``NAME.edges.gz`` (``u v`` per line, dense ids), optionally
-``NAME.labels.gz`` (``node label`` per (node, label) pair) and a ``MANIFEST.json`` that gives
+``NAME.labels.gz`` (``node label`` per (node, label) pair) and ``NAME.label_fractions.gz``
+(``node label fraction``: each node's share per label), and a ``MANIFEST.json`` that gives
 each network's node count. The folder is found from ``--data-dir``, else the environment
 variable ``KERNELNE_DATA``, else ``../shared/datasets`` seen from the working directory or from
 this source checkout.
@@ -117,3 +118,48 @@ def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | Non
     matrix.sum_duplicates()
     matrix.data[:] = True
     return matrix
+
+
+def read_label_fractions(path: str | Path, n_nodes: int) -> sp.csr_matrix:
+    """Read ``node label fraction`` lines (dense integer ids and labels) into an
+    ``n_nodes x K`` float CSR matrix."""
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[float] = []
+    for lineno, fields in iter_records(path):
+        if len(fields) != 3:
+            raise InputError(f"expected 3 fields (node label fraction), found {len(fields)}",
+                             path, lineno)
+        try:
+            node, label, fraction = int(fields[0]), int(fields[1]), float(fields[2])
+        except ValueError:
+            raise InputError("node and label must be integers, fraction a number",
+                             path, lineno) from None
+        if not 0 <= node < n_nodes or label < 0:
+            raise InputError(f"node {node} outside 0..{n_nodes - 1} or negative label",
+                             path, lineno)
+        rows.append(node)
+        cols.append(label)
+        values.append(fraction)
+    if not rows:
+        raise InputError("no label fractions found (empty file)", path)
+    shape = (n_nodes, max(cols) + 1)
+    return sp.csr_matrix((np.array(values), (np.array(rows), np.array(cols))), shape=shape)
+
+
+def single_labels(fractions: sp.csr_matrix) -> sp.csr_matrix:
+    """Each node's largest-fraction label (ties: the lowest label) as a bool CSR matrix;
+    nodes without any fraction keep an empty row."""
+    dense = fractions.toarray()
+    labelled = np.flatnonzero(fractions.getnnz(axis=1) > 0)
+    best = dense[labelled].argmax(axis=1)
+    return sp.csr_matrix((np.ones(len(labelled), dtype=bool), (labelled, best)),
+                         shape=fractions.shape)
+
+
+def load_single_labels(name: str, data_dir: str | Path | None = None) -> sp.csr_matrix:
+    """The single-label variant of network ``name``: the argmax of
+    ``NAME.label_fractions.gz`` per node (as the data folder's README describes)."""
+    folder = find_data_dir(data_dir)
+    n_nodes = int(load_manifest(folder)[name]["nodes"])
+    return single_labels(read_label_fractions(folder / f"{name}.label_fractions.gz", n_nodes))

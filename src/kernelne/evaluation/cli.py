@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES
+from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
 from kernelne.outputs import check_output_path, job_count
@@ -58,12 +58,15 @@ def cmd_classify(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.method or stem(args.embedding)
+    suffix = ", C chosen on training nodes" if args.select_C else ""
     table = None
     for rule in rules:
         part = evaluate_node_classification(
             args.embedding, args.labels, ratios=ratios, repeats=args.repeats, seed=args.seed,
             classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
-            method=f"{method} [{RULE_NAMES[rule]}]", dataset=args.dataset or stem(args.labels),
+            method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
+            dataset=args.dataset or stem(args.labels),
+            select_C=SELECT_CS if args.select_C else None,
         )
         table = part if table is None else table + part
     emit(table, args)
@@ -84,7 +87,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
     dataset = args.dataset or stem(split.info.get("source", args.split_dir))
     table = evaluate_link_prediction(
         args.embedding, split, operators=operators, classifier=default_edge_classifier(args.C),
-        method=args.method or stem(args.embedding), dataset=dataset,
+        method=args.method or stem(args.embedding), dataset=dataset, select=args.select,
     )
     emit(table, args)
     return 0
@@ -106,13 +109,15 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, [args.graph], folder=True)
     start = time.perf_counter()
-    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed)
+    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed,
+                            cap=args.cap)
     split.save(args.output)
     info = split.info
     print(f"graph      {info['nodes']:,} nodes, {info['edges']:,} edges; largest component "
           f"{info['lcc_nodes']:,} nodes, {info['lcc_edges']:,} edges")
     print(f"held out   {len(split.test_edges):,} edges + {len(split.test_negatives):,} non-edges "
-          f"(test), seed {split.seed}")
+          f"(test), seed {split.seed}" + (" (capped: residual kept connected)"
+                                          if info["capped"] else ""))
     print(f"residual   {len(split.train_edges):,} edges (connected) + "
           f"{len(split.train_negatives):,} non-edges (classifier training)")
     print(f"time       {time.perf_counter() - start:.1f} s")
@@ -145,6 +150,10 @@ def register(subparsers) -> None:
                           "non-oracle: p > 0.5 or the most probable label; threshold: p > 0.5; "
                           "both (default): top-k and non-oracle, named in the output")
     classify.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    classify.add_argument("--select-C", action="store_true",
+                          help="choose C per split among "
+                          f"{', '.join(f'{c:g}' for c in SELECT_CS)} by 3-fold "
+                          "cross-validation on that split's training nodes only")
     classify.add_argument("--jobs", type=job_count, default=-1,
                           help="parallel jobs (-1 = all cores; capped at the work)")
     add_common(classify)
@@ -161,6 +170,9 @@ def register(subparsers) -> None:
     linkpred.add_argument("--operator", nargs="+", default=["weighted_l2"],
                           choices=[*OPERATORS, "all"], help="edge operator(s) (weighted_l2)")
     linkpred.add_argument("-C", type=float, default=1.0, help="inverse L2 strength (1)")
+    linkpred.add_argument("--select", action="store_true",
+                          help="choose the operator (among --operator) and C by 3-fold "
+                          "cross-validated ROC-AUC on the training pairs only; one result")
     add_common(linkpred)
     linkpred.set_defaults(func=cmd_linkpred)
 
@@ -184,6 +196,9 @@ def register(subparsers) -> None:
     split.add_argument("--test-fraction", type=float, default=0.5,
                        help="fraction of edges held out (default 0.5)")
     split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    split.add_argument("--cap", action="store_true",
+                       help="when the fraction cannot be held out with a connected residual, "
+                       "hold out as many edges as can (instead of failing)")
     split.set_defaults(func=cmd_split)
 
 

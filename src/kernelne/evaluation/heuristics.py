@@ -67,6 +67,11 @@ def heuristic_scores(adjacency: sp.csr_matrix, pairs: np.ndarray, name: str) -> 
 
 
 HEURISTICS = ("common_neighbours", "jaccard", "adamic_adar", "preferential_attachment", "katz")
+HEURISTIC_LABELS = {
+    "common_neighbours": "Common neighbours", "jaccard": "Jaccard", "adamic_adar": "Adamic-Adar",
+    "preferential_attachment": "Preferential attachment",
+    "katz": f"Katz (β = {KATZ_BETA}, L = {KATZ_LENGTH})",
+}
 
 
 def evaluate_heuristics(split: LinkSplit, names: Sequence[str] = HEURISTICS,

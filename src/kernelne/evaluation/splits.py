@@ -3,9 +3,11 @@
 On the largest connected component (LCC) of an undirected graph: a random spanning tree
 (minimum spanning tree under random edge weights) is kept, and ``test_fraction`` of all edges
 is held out uniformly from the other edges, so the residual graph stays connected and spans
-every LCC node. Non-edges of the graph (pairs, never self-pairs) are drawn uniformly by
-vectorised rejection sampling against sorted edge keys, all distinct: as many as the held-out
-edges for the test set and as many as the residual edges for the classifier's training set.
+every LCC node. With ``cap=True`` a graph too close to a tree for ``test_fraction`` gives up as
+many edges as a connected residual allows (``m - n + 1``) instead of failing. Non-edges of the
+graph (pairs, never self-pairs) are drawn uniformly by vectorised rejection sampling against
+sorted edge keys, all distinct: as many as the held-out edges for the test set and as many as
+the residual edges for the classifier's training set.
 Memory is O(n + m); no list of all non-edges is ever built.
 
 A :class:`LinkSplit` stores dense LCC ids with ``nodes`` mapping them back to the user's ids;
@@ -175,11 +177,14 @@ def sample_non_edges(
     return np.column_stack([keys // n, keys % n])
 
 
-def make_link_split(graph: Any, test_fraction: float = 0.5, seed: int = 0) -> LinkSplit:
+def make_link_split(
+    graph: Any, test_fraction: float = 0.5, seed: int = 0, cap: bool = False
+) -> LinkSplit:
     """Split the LCC of ``graph`` (anything :func:`load_graph` takes) for link prediction.
 
-    Raises :class:`InputError` when ``test_fraction`` of the edges cannot be held out while
-    keeping the residual graph connected (at most ``m - n + 1`` edges can go).
+    When ``test_fraction`` of the edges cannot be held out while keeping the residual graph
+    connected (at most ``m - n + 1`` edges can go), raises :class:`InputError`, or with
+    ``cap=True`` holds out those ``m - n + 1`` edges (``info["capped"]`` is then True).
     """
     if not 0 < test_fraction < 1:
         raise InputError(f"test fraction must lie strictly between 0 and 1, got {test_fraction}")
@@ -194,6 +199,9 @@ def make_link_split(graph: Any, test_fraction: float = 0.5, seed: int = 0) -> Li
     if n_test < 1:
         raise InputError(f"test fraction {test_fraction} of {m} edges holds out no edge")
     spare = m - (n - 1)
+    capped = cap and n_test > spare and spare > 0
+    if capped:
+        n_test = spare
     if n_test > spare:
         raise InputError(
             f"cannot hold out {n_test:,} of {m:,} edges ({test_fraction:g}) and keep the "
@@ -212,7 +220,8 @@ def make_link_split(graph: Any, test_fraction: float = 0.5, seed: int = 0) -> Li
     is_test[held] = True
     keys = np.sort(edges[:, 0] * n + edges[:, 1])
     negatives = sample_non_edges(n, keys, m, rng)
-    info = {"nodes": g.n_nodes, "edges": g.n_edges, "lcc_nodes": n, "lcc_edges": m}
+    info = {"nodes": g.n_nodes, "edges": g.n_edges, "lcc_nodes": n, "lcc_edges": m,
+            "capped": capped}
     if isinstance(graph, (str, Path)):
         info["source"] = str(graph)
     return LinkSplit(

@@ -23,6 +23,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         backend,
         collect_kernel_weights,
         collect_records,
+        collect_split_info,
         execute,
         run_folder,
     )
@@ -40,7 +41,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     check_output_path(args.out, [args.config], folder=True)
     out = run_folder(args.out)
     cache = Cache(args.cache_dir or out / "cache")
-    n_evals = len({j.key for j in grid.evaluations})
+    n_evals = len({j.key for j in grid.evaluations}) + len(grid.heuristics)
     invocation: dict = {"started": now(), "argv": sys.argv[1:], "data_dir": str(data_dir),
                         "embeddings": len(grid.embeddings), "evaluations": n_evals,
                         "report_only": args.report_only}
@@ -71,7 +72,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             run_log = update_run_log(out, config, invocation)
     records = collect_records(grid, cache)
     path = write_report(out, records, config, run_log, args.results_md,
-                        collect_kernel_weights(grid, cache))
+                        collect_kernel_weights(grid, cache), collect_split_info(grid, cache))
     done = len({r["score_key"] for r in records})
     print(f"{done} of {n_evals} evaluations done ({invocation['wall_seconds']:.0f} s); "
           f"report: {path}")
@@ -98,7 +99,9 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true",
                    help="the reduced grid of the settings' [quick] table (minutes)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets")
-    p.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods")
+    p.add_argument("--methods", nargs="+", metavar="NAME",
+                   help="only these methods (link-prediction heuristics such as katz included; "
+                   "those not named are left out)")
     p.add_argument("--tasks", nargs="+", choices=GRID_TASKS, help="only these parts of the grid")
     p.add_argument("--repeats", type=int, help="classification repeats per ratio")
     p.add_argument("--jobs", type=job_count, default=-1,

@@ -3,7 +3,10 @@
 Top-level keys: ``seed``, ``[defaults]`` (parameters for every method), ``[methods.NAME]``
 (``model``, ``label`` and that model's parameters), ``[classification]``, ``[link_prediction]``
 (each with ``datasets``, ``methods`` and ``[TASK.settings.DATASET.METHOD]`` overrides, ``"*"``
-for every dataset), ``[sensitivity]`` and ``[quick]`` (merged over the rest by ``--quick``).
+for every dataset; classification also ``single_label``, the datasets labelled by the argmax of
+their label fractions; link prediction also ``heuristics`` and ``cap_to_connected``, the
+datasets whose split holds out fewer edges when a connected residual needs it),
+``[sensitivity]`` and ``[quick]`` (merged over the rest by ``--quick``).
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from kernelne.errors import InputError
+from kernelne.evaluation.heuristics import HEURISTIC_LABELS, HEURISTICS
 
 TASKS = ("classification", "link_prediction")
 MODELS = ("kernelne", "deepwalk", "node2vec", "line", "hope", "netmf")
 _TOP_KEYS = {"seed", "defaults", "methods", "sensitivity", "quick", *TASKS}
 _TASK_KEYS = {
-    "classification": {"datasets", "methods", "ratios", "repeats", "settings"},
-    "link_prediction": {"datasets", "methods", "test_fraction", "operator", "settings"},
+    "classification": {"datasets", "methods", "ratios", "repeats", "settings", "single_label"},
+    "link_prediction": {"datasets", "methods", "test_fraction", "operator", "settings",
+                        "heuristics", "cap_to_connected"},
 }
 _PER_RUN = {"workers", "random_state", "verbose"}
 _SENSITIVITY_KEYS = {"dataset", "gauss", "sch", "ratios", "repeats", "dim", "sigma2", "alpha"}
@@ -79,7 +84,18 @@ class Config:
         return self.data["sensitivity"]
 
     def label(self, method: str) -> str:
+        """The name shown in tables (a heuristic's is marked as such)."""
+        if method in HEURISTIC_LABELS:
+            return f"{HEURISTIC_LABELS[method]} (heuristic)"
         return self.data["methods"][method].get("label", method)
+
+    def single_label(self, dataset: str) -> bool:
+        """Whether classification on ``dataset`` uses the argmax of its label fractions."""
+        return dataset in self.data["classification"]["single_label"]
+
+    def capped(self, dataset: str) -> bool:
+        """Whether ``dataset``'s link split may hold out fewer edges to stay connected."""
+        return dataset in self.data["link_prediction"]["cap_to_connected"]
 
     def model(self, method: str) -> str:
         return self.data["methods"][method]["model"]
@@ -108,17 +124,19 @@ class Config:
         """A copy with the CLI's ``--datasets``, ``--methods``, ``--repeats``, ``--tasks``.
 
         ``--datasets`` replaces both tasks' lists (classification keeps the ``labelled`` ones);
-        the sensitivity figures run only when their dataset is among them. ``tasks`` keeps
+        the sensitivity figures run only when their dataset is among them. ``--methods`` may
+        name link-prediction heuristics too; those not named are left out. ``tasks`` keeps
         only those of ``classification``, ``link_prediction`` and ``sensitivity``.
         """
         data = copy.deepcopy(self.data)
         if methods is not None:
-            unknown = sorted(set(methods) - set(data["methods"]))
+            unknown = sorted(set(methods) - set(data["methods"]) - set(HEURISTICS))
             if unknown:
-                raise InputError(f"unknown method(s) {', '.join(unknown)} "
-                                 f"(the config has: {', '.join(data['methods'])})")
+                raise InputError(f"unknown method(s) {', '.join(unknown)} (the config has: "
+                                 f"{', '.join([*data['methods'], *HEURISTICS])})")
             for task in TASKS:
-                data[task]["methods"] = list(methods)
+                data[task]["methods"] = [m for m in methods if m in data["methods"]]
+            data["link_prediction"]["heuristics"] = [m for m in methods if m in HEURISTICS]
             sens = data["sensitivity"]
             for kind in ("gauss", "sch"):
                 if sens.get(kind) not in methods:
@@ -222,6 +240,16 @@ def _check(data: dict, source: str) -> None:
     if not 0 < link.get("test_fraction", 0) < 1:
         fail("link_prediction.test_fraction must lie strictly between 0 and 1")
     link.setdefault("operator", "weighted_l2")
+    for key, allowed in (("heuristics", HEURISTICS), ("cap_to_connected", None)):
+        values = link.setdefault(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            fail(f"link_prediction.{key} must be a list of names")
+        if allowed is not None and set(values) - set(allowed):
+            fail(f"link_prediction.{key}: unknown {', '.join(sorted(set(values) - set(allowed)))}"
+                 f" (allowed: {', '.join(allowed)})")
+    single = cls.setdefault("single_label", [])
+    if not isinstance(single, list) or not all(isinstance(v, str) for v in single):
+        fail("classification.single_label must be a list of dataset names")
     sens = data["sensitivity"]
     unknown = sorted(set(sens) - _SENSITIVITY_KEYS)
     if unknown:

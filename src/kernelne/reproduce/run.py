@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
-from kernelne.datasets import Dataset, load_dataset
+from kernelne.datasets import Dataset, load_dataset, load_single_labels
 from kernelne.errors import InputError
-from kernelne.evaluation.classification import default_classifier, score_split
+from kernelne.evaluation.classification import default_classifier, score_split_rules
+from kernelne.evaluation.heuristics import evaluate_heuristics
 from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
 from kernelne.graph import Graph
@@ -30,7 +32,15 @@ from kernelne.outputs import cap_jobs
 from kernelne.parallel import die_with_parent
 from kernelne.reproduce.cache import Cache
 from kernelne.reproduce.config import model_defaults
-from kernelne.reproduce.grid import EmbedJob, EvalJob, Grid, SplitSpec
+from kernelne.reproduce.grid import (
+    HEURISTIC_SETTINGS,
+    RULE_METRICS,
+    RULES,
+    EmbedJob,
+    EvalJob,
+    Grid,
+    SplitSpec,
+)
 
 
 def make_model(model: str, params: dict[str, Any], seed: int, workers: int | None):
@@ -71,15 +81,17 @@ def embed_job(
 def classify_job(
     key: str, X: np.ndarray, Y: np.ndarray, ratio: float, seed: int, repeats: int
 ) -> tuple[str, dict]:
-    """Micro-/Macro-F1 of ``repeats`` seeded splits at one training ratio."""
+    """Micro-/Macro-F1 of ``repeats`` seeded splits at one training ratio, under each rule
+    (one classifier fit per split); metrics named by :data:`RULE_METRICS`."""
     die_with_parent()
     start = time.perf_counter()
     clf = default_classifier()
-    scores = [score_split(X, Y, ratio, seed, i, clf, "top-k") for i in range(repeats)]
-    return key, {
-        "micro_f1": [s[0] for s in scores], "macro_f1": [s[1] for s in scores],
-        "seconds": time.perf_counter() - start,
-    }
+    scores = [score_split_rules(X, Y, ratio, seed, i, clf, RULES) for i in range(repeats)]
+    record: dict[str, Any] = {}
+    for rule, (micro, macro) in RULE_METRICS.items():
+        record[micro] = [s[rule][0] for s in scores]
+        record[macro] = [s[rule][1] for s in scores]
+    return key, record | {"seconds": time.perf_counter() - start}
 
 
 def linkpred_job(key: str, vectors: np.ndarray, split: LinkSplit, operator: str):
@@ -94,12 +106,25 @@ def linkpred_job(key: str, vectors: np.ndarray, split: LinkSplit, operator: str)
     }
 
 
+def heuristic_job(key: str, split: LinkSplit, name: str) -> tuple[str, dict]:
+    """ROC-AUC and average precision of heuristic ``name`` on the split's residual graph."""
+    die_with_parent()
+    start = time.perf_counter()
+    table = evaluate_heuristics(split, [name])
+    return key, {
+        "roc_auc": [table.value("roc_auc")],
+        "average_precision": [table.value("average_precision")],
+        "seconds": time.perf_counter() - start,
+    }
+
+
 class Data:
     """Datasets and link splits, loaded on first use; splits are cached on disk."""
 
     def __init__(self, data_dir: Path, cache: Cache):
         self.data_dir, self.cache = data_dir, cache
         self._datasets: dict[str, Dataset] = {}
+        self._single_labels: dict[str, sp.csr_matrix] = {}
         self._splits: dict[str, LinkSplit] = {}
 
     def dataset(self, name: str) -> Dataset:
@@ -114,7 +139,7 @@ class Data:
                 split = LinkSplit.load(folder)
             else:
                 graph = self.dataset(spec.dataset).graph
-                split = make_link_split(graph, spec.test_fraction, spec.seed)
+                split = make_link_split(graph, spec.test_fraction, spec.seed, cap=spec.capped)
                 split.save(folder)
             self._splits[spec.key] = split
         return self._splits[spec.key]
@@ -124,9 +149,17 @@ class Data:
             return self.dataset(job.dataset).graph
         return self.split(job.split).residual_graph()
 
-    def classification_data(self, dataset: str, vectors: np.ndarray):
+    def labels(self, dataset: str, single_label: bool) -> sp.csr_matrix:
+        """The dataset's label matrix, or its single-label variant (argmax of the fractions)."""
+        if not single_label:
+            return self.dataset(dataset).labels
+        if dataset not in self._single_labels:
+            self._single_labels[dataset] = load_single_labels(dataset, self.data_dir)
+        return self._single_labels[dataset]
+
+    def classification_data(self, dataset: str, vectors: np.ndarray, single_label: bool = False):
         """Rows of the labelled nodes and their dense label matrix (empty labels dropped)."""
-        labels = self.dataset(dataset).labels
+        labels = self.labels(dataset, single_label)
         labelled = np.flatnonzero(labels.getnnz(axis=1) > 0)
         Y = labels[labelled]
         return vectors[labelled], Y[:, np.flatnonzero(Y.getnnz(axis=0) > 0)].toarray()
@@ -223,17 +256,33 @@ def execute(
         job = pending[key]
         log(f"evaluation {key} {job.embed.dataset} {job.embed.method} {job.task} "
             f"{job.setting} x{job.repeats}: {record['seconds']:.1f} s")
+    _run_heuristics(grid, data, cache, impossible, jobs=-1 if dask else jobs,
+                    progress=progress, log=log, stats=stats)
     return stats
+
+
+def _run_heuristics(grid: Grid, data: Data, cache: Cache, impossible: set[str], *, jobs: int,
+                    progress: bool, log, stats: RunStats) -> None:
+    """Score the grid's heuristic jobs not cached yet (skipping impossible splits)."""
+    todo = {j.key: j for j in grid.heuristics
+            if j.split.key not in impossible and cache.scores(j.key) is None}
+    stats.evaluations_cached += len(grid.heuristics) - len(todo)
+    tasks = (delayed(heuristic_job)(j.key, data.split(j.split), j.name) for j in todo.values())
+    for key, record in _stream(tasks, jobs, len(todo), "heuristics", progress):
+        cache.save_scores(key, record)
+        stats.evaluations_run += 1
+        job = todo[key]
+        log(f"heuristic {key} {job.split.dataset} {job.name}: {record['seconds']:.1f} s")
 
 
 def _impossible_splits(grid: Grid, data: Data, log) -> set[str]:
     """Keys of the grid's link splits that cannot be made (logged; their jobs are skipped).
 
     E.g. CiteSeer's largest component is nearly a tree: half of its edges cannot be held out
-    while the residual graph stays connected.
+    while the residual graph stays connected (unless its split is capped).
     """
     bad = set()
-    for spec in {j.split.key: j.split for j in grid.embeddings if j.split}.values():
+    for spec in grid.splits():
         try:
             data.split(spec)
         except InputError as exc:
@@ -247,7 +296,7 @@ def _eval_tasks(jobs: Iterable[EvalJob], data: Data, cache: Cache) -> Iterator:
     for job in jobs:
         vectors = cache.load_embedding(job.embed.key)
         if job.task == "classification":
-            X, Y = data.classification_data(job.embed.dataset, vectors)
+            X, Y = data.classification_data(job.embed.dataset, vectors, job.single_label)
             yield delayed(classify_job)(job.key, X, Y, float(job.setting), job.seed, job.repeats)
         else:
             split = data.split(job.embed.split)
@@ -277,7 +326,42 @@ def collect_records(grid: Grid, cache: Cache) -> list[dict]:
                     "eval_seconds": round(scores["seconds"], 3),
                     "embedding_key": embed.key, "score_key": job.key,
                 })
+    return records + _heuristic_records(grid, cache)
+
+
+def _heuristic_records(grid: Grid, cache: Cache) -> list[dict]:
+    """Records of the cached heuristic scores (Table III rows with no embedding)."""
+    records = []
+    for job in grid.heuristics:
+        scores = cache.scores(job.key)
+        if scores is None:
+            continue
+        for metric in ("roc_auc", "average_precision"):
+            records.append({
+                "experiment": "table3", "x": None, "task": "link_prediction",
+                "dataset": job.split.dataset, "method": job.name, "setting": "heuristic",
+                "metric": metric, "repeat": 0, "value": scores[metric][0],
+                "embedding_seed": None, "split_seed": job.split.seed,
+                "params": json.dumps(HEURISTIC_SETTINGS if job.name == "katz" else {}),
+                "fit_seconds": None, "eval_seconds": round(scores["seconds"], 3),
+                "embedding_key": "", "score_key": job.key,
+            })
     return records
+
+
+def collect_split_info(grid: Grid, cache: Cache) -> dict[str, dict]:
+    """Per link dataset, its cached split's edge counts: ``lcc_edges``, ``test_edges`` and
+    whether the held-out share was ``capped`` to keep the residual connected."""
+    from kernelne.evaluation.splits import LinkSplit
+
+    out = {}
+    for spec in grid.splits():
+        if cache.valid_split(spec.key):
+            split = LinkSplit.load(cache.split_folder(spec.key))
+            out[spec.dataset] = {"lcc_edges": int(split.info.get("lcc_edges", 0)),
+                                 "test_edges": len(split.test_edges),
+                                 "capped": bool(split.info.get("capped", False))}
+    return out
 
 
 def run_folder(out: str | Path) -> Path:
