@@ -21,6 +21,12 @@ weights take the step ``beta_j += lr (2 sum_terms (y - k) k_j - lambda_beta beta
 gradient of the pair's k + 1 terms plus the L2 penalty, as in the authors' code) and are
 projected onto ``beta >= 0`` (the authors' code lets them go negative).
 
+Frozen rows (:func:`train_walks`' ``rates``, for adding nodes to a trained model): row ``v`` of
+``A`` and ``B`` takes ``rates[v]`` times its step, ``x <- x + r_v (x' - x)`` with ``x'`` the
+plain SGD update (so ``r_v = 0`` never writes it, ``r_v = 1`` is the plain step). A row with
+``0 < r_v < 1`` of ``B`` is stepped in a scratch copy by :func:`_term` and blended back. A pair
+whose center and context rows are both frozen is skipped (only negatives could learn from it).
+
 Each walk's negatives come from a generator seeded by ``(seed, walk index)``; rows are updated
 lock-free (Hogwild, Recht et al. 2011), so results are bit-for-bit reproducible with one thread
 only.
@@ -86,10 +92,28 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
     return err, ca
 
 
+@njit(inline="always", fastmath=True)
+def _scale_step(neu, keep, r):
+    """Scale the center's step ``a <- keep a + neu`` by the rate ``r``: ``neu <- r neu`` and
+    return ``1 + r (keep - 1)`` (``r = 0``: ``neu`` cleared, the step is the identity)."""
+    if r == _ONE:
+        return keep
+    for t in range(neu.shape[0]):
+        neu[t] = r * neu[t] if r != _ZERO else _ZERO
+    return _ONE + r * (keep - _ONE)
+
+
+@njit(inline="always", fastmath=True)
+def _blend(row, stepped, r):
+    """``row <- row + r (stepped - row)``: a fraction ``r`` of the step taken in ``stepped``."""
+    for t in range(row.shape[0]):
+        row[t] += r * (stepped[t] - row[t])
+
+
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
-    beta_simplex=False,
+    beta_simplex=False, rates=None,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -103,15 +127,19 @@ def train_walks(
     ``beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient (mirror
     descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
     ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
+    ``rates`` (float32, length n, in [0, 1]), if given: each row's learning-rate multiplier
+    (0 = frozen: never written); ``None`` trains every row at the full rate.
     """
     if scale is None:
         scale = np.ones(1, dtype=np.float32)
+    if rates is None:
+        rates = np.empty(0, dtype=np.float32)
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     pairs = int(_train_blocks(
         walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
         neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-        scale, beta_simplex,
+        scale, beta_simplex, rates,
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -122,7 +150,7 @@ def train_walks(
 def _train_blocks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-    scale, beta_simplex,
+    scale, beta_simplex, rates,
 ):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -135,13 +163,15 @@ def _train_blocks(
         gbeta = np.zeros(m, np.float32)
         negs = np.empty(negatives, np.int64)
         ahead = np.empty(negatives, np.int64)
+        scratch = np.empty(d, np.float32)
         loss = block_losses[blk]
         count = 0
         for i in range(blk * n_walks // n_blocks, (blk + 1) * n_walks // n_blocks):
             count += _train_walk(
                 walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
                 beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
-                linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex,
+                linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex, rates,
+                scratch,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -151,12 +181,14 @@ def _train_blocks(
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
-    loss, rho, beta_simplex,
+    loss, rho, beta_simplex, rates, scratch,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers;
-    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors."""
+    """All pairs of one walk; returns their number. ``neu``..``ahead`` and ``scratch`` are
+    scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms'
+    squared errors. ``rates``: per-row rates, or empty (every row at the full rate)."""
     d = A.shape[1]
     m = kinds.shape[0]
+    masked = rates.shape[0] > 0
     length = walk.shape[0]
     state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
     # Negatives are drawn one pair ahead and their rows prefetched (same draws, same order).
@@ -177,6 +209,8 @@ def _train_walk(
         for c in range(max(0, pos - window), min(n, pos + window + 1)):
             if c == pos:
                 continue
+            if masked and rates[walk[pos]] == _ZERO and rates[walk[c]] == _ZERO:
+                continue
             count += 1
             for k in range(negatives):
                 negs[k] = ahead[k]
@@ -190,9 +224,17 @@ def _train_walk(
                 else:
                     u = negs[k - 1]
                     y = _ZERO
-                err, ca_k = _term(
-                    a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
-                )
+                if masked and rates[u] != _ONE:  # step a copy, keep a fraction of it
+                    scratch[:] = B[u]
+                    err, ca_k = _term(
+                        a, scratch, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                    )
+                    if rates[u] != _ZERO:
+                        _blend(B[u], scratch, rates[u])
+                else:
+                    err, ca_k = _term(
+                        a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                    )
                 ca += ca_k
                 if k == 0:
                     pos_loss += err * err
@@ -202,9 +244,12 @@ def _train_walk(
                     for j in range(m):
                         gbeta[j] += err * kv[j]
             keep = _ONE - lr_reg + ca
-            for t in range(d):
-                a[t] = keep * a[t] + neu[t]
-                neu[t] = _ZERO
+            if masked:  # the center's step at its rate; a frozen center is not written
+                keep = _scale_step(neu, keep, rates[walk[pos]])
+            if not masked or rates[walk[pos]] != _ZERO:
+                for t in range(d):
+                    a[t] = keep * a[t] + neu[t]
+                    neu[t] = _ZERO
             if learn_beta and beta_simplex:  # mirror descent on the simplex
                 total = _ZERO
                 for j in range(m):
