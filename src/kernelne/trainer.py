@@ -24,8 +24,10 @@ projected onto ``beta >= 0`` (the authors' code lets them go negative).
 Frozen rows (:func:`train_walks`' ``rates``, for adding nodes to a trained model): row ``v`` of
 ``A`` and ``B`` takes ``rates[v]`` times its step, ``x <- x + r_v (x' - x)`` with ``x'`` the
 plain SGD update (so ``r_v = 0`` never writes it, ``r_v = 1`` is the plain step). A row with
-``0 < r_v < 1`` of ``B`` is stepped in a scratch copy by :func:`_term` and blended back. A pair
-whose center and context rows are both frozen is skipped (only negatives could learn from it).
+``0 < r_v < 1`` of ``B`` is stepped in a scratch copy by :func:`_term` and blended back. A term
+whose center and context (or negative) rows are both frozen is skipped, as is a pair whose
+center and context rows are (only its negatives could learn from it); skipped terms are not in
+``losses``.
 
 Each walk's negatives come from a generator seeded by ``(seed, walk index)``; rows are updated
 lock-free (Hogwild, Recht et al. 2011), so results are bit-for-bit reproducible with one thread
@@ -225,6 +227,8 @@ def _train_walk(
                     u = negs[k - 1]
                     y = _ZERO
                 if masked and rates[u] != _ONE:  # step a copy, keep a fraction of it
+                    if rates[u] == _ZERO and rates[walk[pos]] == _ZERO:
+                        continue  # two frozen rows: nothing to learn
                     scratch[:] = B[u]
                     err, ca_k = _term(
                         a, scratch, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
