@@ -255,12 +255,13 @@ class KernelNE(EmbeddingEstimator):
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
-    def partial_fit(self, graph: Any, touched_rate: float = 0.0) -> KernelNE:
+    def partial_fit(self, graph: Any, touched_rate: float = 0.0,
+                    new_walks_factor: int = 2) -> KernelNE:
         """Embed the new nodes of ``graph`` (the grown graph: old nodes plus new ones) without
         retraining the old rows; see :func:`kernelne.update.partial_fit`."""
         from kernelne.update import partial_fit
 
-        return partial_fit(self, graph, touched_rate=touched_rate)
+        return partial_fit(self, graph, touched_rate, new_walks_factor)
 
     def save_model(self, path: str | Path) -> None:
         """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file."""

@@ -8,8 +8,10 @@ rows are learned, with the same loss and SGD as a fit (:mod:`kernelne.trainer`):
   ``B_v = 0``; old nodes absent from ``G'`` are dropped from the result.
 * Touched old nodes: those whose degree in ``G'`` differs from their degree at fit time (the
   endpoints of new or removed edges, every old neighbour of a new node among them).
-* Walks: ``walks_per_node`` walks (the model's settings) from every new and touched node,
-  nothing else, so the work grows with the change and not with the graph.
+* Walks: ``new_walks_factor * walks_per_node`` walks from every new node (their rows start
+  from scratch; 2 measured better than 1 on Cora) and ``walks_per_node`` from every touched
+  node (the model's walk settings), nothing else, so the work grows with the change and not
+  with the graph.
 * Training: per-row rates ``r_v`` (``train_walks(..., rates=)``): 1 for new nodes,
   ``touched_rate`` for touched nodes (default 0), 0 for every other old node. A row with
   ``r_v = 0`` is never written, so old embeddings stay bit for bit what they were, and a pair
@@ -79,7 +81,8 @@ def check_graph(model: KernelNE, graph: Graph, source: Any = None) -> np.ndarray
     return pos
 
 
-def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0) -> KernelNE:
+def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0,
+                new_walks_factor: int = 2) -> KernelNE:
     """Update ``model`` in place to the grown ``graph`` (module docstring); returns it.
 
     Sets ``embedding_``, ``context_embedding_``, ``nodes_`` (the new graph's order),
@@ -91,6 +94,8 @@ def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0) -> Kerne
         raise RuntimeError("call fit() or KernelNE.load_model() first")
     if not 0.0 <= touched_rate <= 1.0:
         raise ValueError(f"touched_rate must lie in [0, 1], got {touched_rate}")
+    if int(new_walks_factor) < 1:
+        raise ValueError(f"new_walks_factor must be at least 1, got {new_walks_factor}")
     model._check_params()
     d = model.embedding_.shape[1]
     if int(model.dim) != d:
@@ -120,7 +125,7 @@ def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0) -> Kerne
     rates[new] = 1.0
 
     corpus = WalkCorpus(g, model.walks_per_node, model.walk_length, model.p, model.q,
-                        int(seed), model.chunk_walks, starts=np.concatenate([new, touched]))
+                        int(seed), model.chunk_walks, starts=np.concatenate([np.repeat(new, int(new_walks_factor)), touched]))
     counts = np.zeros(n, dtype=np.int64)
     counts[pos[kept]] = model.walk_counts_[kept]
     pairs, loss_rows = 0, []
