@@ -124,8 +124,9 @@ def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0,
     rates[touched] = touched_rate
     rates[new] = 1.0
 
+    starts = np.concatenate([np.repeat(new, int(new_walks_factor)), touched])
     corpus = WalkCorpus(g, model.walks_per_node, model.walk_length, model.p, model.q,
-                        int(seed), model.chunk_walks, starts=np.concatenate([np.repeat(new, int(new_walks_factor)), touched]))
+                        int(seed), model.chunk_walks, starts=starts)
     counts = np.zeros(n, dtype=np.int64)
     counts[pos[kept]] = model.walk_counts_[kept]
     pairs, loss_rows = 0, []
