@@ -224,8 +224,9 @@ def cmd_update(args: argparse.Namespace) -> int:
               f"nodes      {len(model.new_nodes_):,} new, {len(model.touched_nodes_):,} touched "
               f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; every "
               "other row kept as it was\n"
-              f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from new and touched "
-              f"nodes\npairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
+              f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
+              + (" and the touched ones" if args.touched_rate > 0 else "") + "\n"
+              f"pairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
               f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB\n"
               f"wrote      {args.output}")
         if args.model_out is not None:
