@@ -1,4 +1,4 @@
-"""The ``kernelne`` command: ``embed``, ``demo`` and the evaluation subcommands.
+"""The ``kernelne`` command: ``embed``, ``update``, ``demo`` and the evaluation subcommands.
 
 Every subcommand answers ``--help``. Bad input ends with one line ``kernelne: error: ...``
 naming the file, line and problem, exit status 2 and no output file.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import threading
@@ -158,6 +159,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.outputs import check_output_path
 
     check_output_path(args.output, [args.input])
+    if args.model_out is not None:
+        if args.method != "kernelne":
+            raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
+        check_distinct_outputs(args.output, args.model_out, [args.input])
     start = time.perf_counter()
     graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
                        header=args.header, unweighted=args.unweighted)
@@ -182,6 +187,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
         model = make_method(args.method, ignore_unknown=True, **shared)
     model.fit(graph)
     save_embedding(args.output, model.embedding_, graph.nodes)
+    if args.model_out is not None:
+        model.save_model(args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
         if args.method == "kernelne":
@@ -190,6 +197,58 @@ def cmd_embed(args: argparse.Namespace) -> int:
             print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
                   f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB")
         print(f"wrote      {args.output}")
+        if args.model_out is not None:
+            print(f"wrote      {args.model_out} (model file, for `kernelne update`)")
+    return 0
+
+
+def check_distinct_outputs(output, model_out, inputs) -> None:
+    """Check the model file output like the embedding output, and that they differ."""
+    from kernelne.outputs import check_output_path
+
+    if not str(model_out).endswith(".npz"):
+        raise InputError("the model file must end in .npz", model_out)
+    check_output_path(model_out, inputs)
+    if os.path.realpath(output) == os.path.realpath(model_out):
+        raise InputError("--model-out is the embedding output (-o): choose another path",
+                         model_out)
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from kernelne.embedding_io import save_embedding
+    from kernelne.graph import load_graph
+    from kernelne.model import KernelNE
+    from kernelne.outputs import check_output_path
+
+    check_output_path(args.output, [args.model, args.input])
+    if args.model_out is not None:
+        check_distinct_outputs(args.output, args.model_out, [args.model, args.input])
+    start = time.perf_counter()
+    model = KernelNE.load_model(args.model)
+    if args.workers is not None:
+        model.set_params(workers=args.workers)
+    if args.seed is not None:
+        model.set_params(random_state=args.seed)
+    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
+                       header=args.header, unweighted=args.unweighted)
+    report_graph(graph)
+    model.partial_fit(graph, touched_rate=args.touched_rate)
+    save_embedding(args.output, model.embedding_, model.nodes_)
+    if args.model_out is not None:
+        model.save_model(args.model_out)
+    if not args.quiet:
+        seconds = time.perf_counter() - start
+        print(f"graph      {graph.summary()}\n"
+              f"nodes      {len(model.new_nodes_):,} new, {len(model.touched_nodes_):,} touched "
+              f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; every "
+              "other row kept as it was\n"
+              f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
+              + (" and the touched ones" if args.touched_rate > 0 else "") + "\n"
+              f"pairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
+              f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB\n"
+              f"wrote      {args.output}")
+        if args.model_out is not None:
+            print(f"wrote      {args.model_out} (model file)")
     return 0
 
 
@@ -240,8 +299,35 @@ def build_parser() -> argparse.ArgumentParser:
                        choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
                        help="embedding method (baselines take the shared options: --dim, walk "
                        "options, -p/-q, --epochs, --workers, --seed)")
+    embed.add_argument("--model-out", default=None, metavar="MODEL.npz",
+                       help="also save the fitted model (for `kernelne update`)")
     add_model_options(embed)
     embed.set_defaults(func=cmd_embed)
+
+    update = sub.add_parser(
+        "update", help="embed the new nodes of a grown graph without retraining",
+        description="Load a model saved by `embed --model-out`, read the grown graph (old "
+        "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
+        "frozen; write the embedding of the whole graph.")
+    update.add_argument("model", help="model file written by `kernelne embed --model-out`")
+    update.add_argument("input", help="the grown graph: edge list (.txt/.csv/.gz), .mat or .npz")
+    update.add_argument("-o", "--output", required=True,
+                        help="output file: .npy, or word2vec text format for any other suffix")
+    update.add_argument("--model-out", default=None, metavar="MODEL.npz",
+                        help="also save the updated model")
+    update.add_argument("--touched-rate", type=float, default=0.0,
+                        help="learning-rate multiplier of old nodes with new edges (default 0: "
+                        "frozen; every old row stays exactly as it was)")
+    update.add_argument("--directed", action="store_true", help="treat edges as directed")
+    update.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
+    update.add_argument("--header", action="store_true", help="skip the first line")
+    update.add_argument("--unweighted", action="store_true", help="ignore a weight column")
+    update.add_argument("--workers", type=int, default=None,
+                        help="threads (default: the model's setting)")
+    update.add_argument("--seed", type=int, default=None,
+                        help="random seed (default: the model's)")
+    update.add_argument("--quiet", action="store_true", help="no summary")
+    update.set_defaults(func=cmd_update)
 
     convert = sub.add_parser(
         "convert", help="write a graph in the binary .npz format (fast to load)",

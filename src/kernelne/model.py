@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,13 @@ class KernelNE(EmbeddingEstimator):
     ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``, ``loss_history_``
     (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
     ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
-    (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw).
+    (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw),
+    ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts) and
+    ``degrees_`` (each node's degree in the fitted graph).
+
+    New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
+    in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
+    (:mod:`kernelne.update`).
     """
 
     def __init__(
@@ -253,6 +260,8 @@ class KernelNE(EmbeddingEstimator):
         self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
         self.n_walks_ = self.epochs * corpus.n_walks
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.walk_counts_ = counts
+        self.degrees_ = g.degrees
         self.walks_ = np.concatenate(stored) if stored else None
         self.graph_summary_ = g.summary()
         self.fit_seconds_ = time.perf_counter() - start
@@ -261,6 +270,27 @@ class KernelNE(EmbeddingEstimator):
             "training": run.train_seconds,
         }
         return self
+
+    def partial_fit(self, graph: Any, touched_rate: float = 0.0,
+                    new_walks_factor: int = 2) -> KernelNE:
+        """Embed the new nodes of ``graph`` (the grown graph: old nodes plus new ones) without
+        retraining the old rows; see :func:`kernelne.update.partial_fit`."""
+        from kernelne.update import partial_fit
+
+        return partial_fit(self, graph, touched_rate, new_walks_factor)
+
+    def save_model(self, path: str | Path) -> None:
+        """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file."""
+        from kernelne.model_file import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load_model(cls, path: str | Path) -> KernelNE:
+        """Read a model written by :meth:`save_model` (``InputError`` if it is not one)."""
+        from kernelne.model_file import load_model
+
+        return load_model(path)
 
     def effective_kernels(self) -> list[Kernel]:
         """The fitted kernels with the kernel scale applied (the user's, unless narrowed)."""

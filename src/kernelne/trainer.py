@@ -21,6 +21,14 @@ weights take the step ``beta_j += lr (2 sum_terms (y - k) k_j - lambda_beta beta
 gradient of the pair's k + 1 terms plus the L2 penalty, as in the authors' code) and are
 projected onto ``beta >= 0`` (the authors' code lets them go negative).
 
+Frozen rows (:func:`train_walks`' ``rates``, for adding nodes to a trained model): row ``v`` of
+``A`` and ``B`` takes ``rates[v]`` times its step, ``x <- x + r_v (x' - x)`` with ``x'`` the
+plain SGD update (so ``r_v = 0`` never writes it, ``r_v = 1`` is the plain step). A row with
+``0 < r_v < 1`` of ``B`` is stepped in a scratch copy by :func:`_term` and blended back. A term
+whose center and context (or negative) rows are both frozen is skipped, as is a pair whose
+center and context rows are (only its negatives could learn from it); skipped terms are not in
+``losses``.
+
 Each walk's negatives come from a generator seeded by ``(seed, walk index)``; rows are updated
 lock-free (Hogwild, Recht et al. 2011), so results are bit-for-bit reproducible with one thread
 only.
@@ -86,10 +94,28 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
     return err, ca
 
 
+@njit(inline="always", fastmath=True)
+def _scale_step(neu, keep, r):
+    """Scale the center's step ``a <- keep a + neu`` by the rate ``r``: ``neu <- r neu`` and
+    return ``1 + r (keep - 1)`` (``r = 0``: ``neu`` cleared, the step is the identity)."""
+    if r == _ONE:
+        return keep
+    for t in range(neu.shape[0]):
+        neu[t] = r * neu[t] if r != _ZERO else _ZERO
+    return _ONE + r * (keep - _ONE)
+
+
+@njit(inline="always", fastmath=True)
+def _blend(row, stepped, r):
+    """``row <- row + r (stepped - row)``: a fraction ``r`` of the step taken in ``stepped``."""
+    for t in range(row.shape[0]):
+        row[t] += r * (stepped[t] - row[t])
+
+
 def train_walks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
-    beta_simplex=False, shared_negatives=False,
+    beta_simplex=False, shared_negatives=False, rates=None,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -104,16 +130,23 @@ def train_walks(
     descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
     ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
     ``shared_negatives``: one set of k negatives per center, shared by all its contexts (see
-    :func:`_train_center_shared`) instead of k fresh negatives per pair.
+    :func:`_train_walk`) instead of k fresh negatives per pair.
+    ``rates`` (float32, length n, in [0, 1]), if given: each row's learning-rate multiplier
+    (0 = frozen: never written); ``None`` trains every row at the full rate. Not with
+    ``shared_negatives``.
     """
     if scale is None:
         scale = np.ones(1, dtype=np.float32)
+    if rates is None:
+        rates = np.empty(0, dtype=np.float32)
+    elif shared_negatives:
+        raise ValueError("per-row rates (partial fits) need negatives per pair")
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     pairs = int(_train_blocks(
         walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
         neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-        scale, beta_simplex, shared_negatives,
+        scale, beta_simplex, shared_negatives, rates,
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -124,7 +157,7 @@ def train_walks(
 def _train_blocks(
     walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
     neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-    scale, beta_simplex, shared_negatives,
+    scale, beta_simplex, shared_negatives, rates,
 ):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -137,6 +170,7 @@ def _train_blocks(
         gbeta = np.zeros(m, np.float32)
         negs = np.empty(negatives, np.int64)
         ahead = np.empty(negatives, np.int64)
+        scratch = np.empty(d, np.float32)
         loss = block_losses[blk]
         count = 0
         stop = (blk + 1) * n_walks // n_blocks
@@ -150,7 +184,7 @@ def _train_blocks(
                 walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
                 beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
                 linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex,
-                shared_negatives,
+                shared_negatives, rates, scratch,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -181,10 +215,11 @@ def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
 def _train_walk(
     walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
     neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
-    loss, rho, beta_simplex, shared_negatives,
+    loss, rho, beta_simplex, shared_negatives, rates, scratch,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead`` are scratch buffers;
-    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors.
+    """All pairs of one walk; returns their number. ``neu``..``ahead`` and ``scratch`` are
+    scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms'
+    squared errors. ``rates``: per-row rates, or empty (every row at the full rate).
 
     With ``shared_negatives`` (after Ji et al., "Parallelizing Word2Vec in Shared and
     Distributed Memory", 2016) a center ``v`` with contexts ``C`` draws one set ``N`` of k
@@ -195,6 +230,7 @@ def _train_walk(
     """
     d = A.shape[1]
     m = kinds.shape[0]
+    masked = rates.shape[0] > 0
     length = walk.shape[0]
     state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
     # Negatives are drawn one pair (or center) ahead and their rows prefetched.
@@ -257,6 +293,8 @@ def _train_walk(
         for c in range(lo, hi):
             if c == pos:
                 continue
+            if masked and rates[walk[pos]] == _ZERO and rates[walk[c]] == _ZERO:
+                continue
             count += 1
             for k in range(negatives):
                 negs[k] = ahead[k]
@@ -270,9 +308,19 @@ def _train_walk(
                 else:
                     u = negs[k - 1]
                     y = _ZERO
-                err, ca_k = _term(
-                    a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
-                )
+                if masked and rates[u] != _ONE:  # step a copy, keep a fraction of it
+                    if rates[u] == _ZERO and rates[walk[pos]] == _ZERO:
+                        continue  # two frozen rows: nothing to learn
+                    scratch[:] = B[u]
+                    err, ca_k = _term(
+                        a, scratch, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                    )
+                    if rates[u] != _ZERO:
+                        _blend(B[u], scratch, rates[u])
+                else:
+                    err, ca_k = _term(
+                        a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                    )
                 ca += ca_k
                 if k == 0:
                     pos_loss += err * err
@@ -282,9 +330,12 @@ def _train_walk(
                     for j in range(m):
                         gbeta[j] += err * kv[j]
             keep = _ONE - lr_reg + ca
-            for t in range(d):
-                a[t] = keep * a[t] + neu[t]
-                neu[t] = _ZERO
+            if masked:  # the center's step at its rate; a frozen center is not written
+                keep = _scale_step(neu, keep, rates[walk[pos]])
+            if not masked or rates[walk[pos]] != _ZERO:
+                for t in range(d):
+                    a[t] = keep * a[t] + neu[t]
+                    neu[t] = _ZERO
             if learn_beta:  # one step per pair, as for the rows
                 _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
     loss[0] += pos_loss

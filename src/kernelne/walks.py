@@ -150,6 +150,8 @@ class WalkCorpus:
 
     Parameters follow node2vec: ``walks_per_node`` walks of ``walk_length`` nodes from every
     node, return parameter ``p`` and in-out parameter ``q`` (``p = q = 1``: uniform walks).
+    ``starts`` (dense ids), if given, limits the walks to those start nodes: each round is then
+    a seeded permutation of ``starts`` instead of all nodes.
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class WalkCorpus:
         q: float = 1.0,
         seed: int | None = None,
         chunk_walks: int = 8192,
+        starts: np.ndarray | None = None,
     ):
         if walks_per_node < 1 or walk_length < 1:
             raise ValueError("walks_per_node and walk_length must be at least 1")
@@ -174,10 +177,15 @@ class WalkCorpus:
         self.chunk_walks = max(1, int(chunk_walks))
         self._cumw = cumulative_weights(graph)
         self._perms: dict[int, np.ndarray] = {}
+        self.starts = None if starts is None else np.asarray(starts, dtype=np.int32)
+
+    @property
+    def n_starts(self) -> int:
+        return self.graph.n_nodes if self.starts is None else len(self.starts)
 
     @property
     def n_walks(self) -> int:
-        return self.walks_per_node * self.graph.n_nodes
+        return self.walks_per_node * self.n_starts
 
     @property
     def n_chunks(self) -> int:
@@ -186,7 +194,9 @@ class WalkCorpus:
     def chunk(self, first: int, stop: int) -> np.ndarray:
         """Walks ``first..stop-1`` as an int32 array of shape ``(stop - first, walk_length)``."""
         g = self.graph
-        starts = walk_starts(g.n_nodes, first, stop, self.seed, self._perms)
+        starts = walk_starts(self.n_starts, first, stop, self.seed, self._perms)
+        if self.starts is not None:
+            starts = self.starts[starts]
         out = np.empty((len(starts), self.walk_length), dtype=np.int32)
         _walk_chunk(
             g.indptr, g.indices, self._cumw, starts, first, self.walk_length,
