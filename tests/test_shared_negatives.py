@@ -13,6 +13,13 @@ import pytest
 
 from kernelne import KernelNE
 from kernelne.demo import planted_partition, separation_scores
+from kernelne.diagnostics import (
+    AUC_LIMIT,
+    SHARED_AUC_LIMIT,
+    DegenerateEmbeddingWarning,
+    EmbeddingHealth,
+    warn_if_undertrained,
+)
 from kernelne.graph import from_networkx
 from kernelne.kernels import Kernel, dictionary_arrays
 from kernelne.sampling import alias_table
@@ -146,3 +153,17 @@ def test_walk_corpus_is_independent_of_chunking(small_graph):
     chunked = WalkCorpus(small_graph, 3, 6, seed=5, chunk_walks=37)
     np.testing.assert_array_equal(np.concatenate([w for _, w in whole]),
                                   np.concatenate([w for _, w in chunked]))
+
+
+def test_an_undertrained_shared_fit_is_not_silent(planted):
+    graph, _ = planted
+    with pytest.warns(DegenerateEmbeddingWarning, match="undertrained.*--walks-per-node"):
+        m = KernelNE(dim=16, walks_per_node=10, workers=1, random_state=0,
+                     shared_negatives=True).fit(graph)
+    assert SHARED_AUC_LIMIT > m.health_.neighbour_auc > AUC_LIMIT  # measured 0.557
+
+
+def test_the_undertrained_warning_needs_a_low_auc():
+    assert not warn_if_undertrained(EmbeddingHealth(0.93, 0.1, 0.1), 80)
+    with pytest.warns(DegenerateEmbeddingWarning, match="with 10 walks per node"):
+        assert warn_if_undertrained(EmbeddingHealth(0.58, 0.1, 0.1), 10)

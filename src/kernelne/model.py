@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from kernelne.diagnostics import check_finite, embedding_health, warn_if_collapsed
+from kernelne.diagnostics import (
+    check_finite,
+    embedding_health,
+    warn_if_collapsed,
+    warn_if_undertrained,
+)
 from kernelne.errors import TrainingError
 from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
@@ -247,6 +252,8 @@ class KernelNE(EmbeddingEstimator):
         warn_if_collapsed(self.health_, mean_degree,
                           ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
                           self.robust)
+        if self.shared_negatives:
+            warn_if_undertrained(self.health_, int(self.walks_per_node))
         self.embedding_ = run.A
         self.context_embedding_ = run.B
         self.nodes_ = g.nodes
