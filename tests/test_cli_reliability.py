@@ -172,12 +172,21 @@ def test_killed_main_process_leaves_no_workers(tmp_path):
         out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
         return [int(p) for p in out.stdout.split()]
 
-    deadline = time.time() + 60
-    while len(children()) < 2 and time.time() < deadline:
+    def cpu_seconds(pid):  # utime + stime of a live process
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    # the workers arm their parent-death signal in their first task: wait until two children
+    # have run tasks for a while (3 s of CPU: importing scikit-learn alone takes 1-2 s)
+    deadline = time.time() + 120
+    workers = []
+    while len(workers) < 2 and time.time() < deadline:
         time.sleep(0.5)
-    workers = children()
+        workers = [p for p in children() if cpu_seconds(p) > 3.0]
     assert workers, "no worker processes started"
-    time.sleep(2)  # let the workers run a task (and arm their parent-death signal)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.time() + 15
