@@ -12,6 +12,7 @@ from kernelne.demo import planted_partition
 from kernelne.embedding_io import load_embedding
 from kernelne.graph_npz import save_graph
 from kernelne.kernels import Kernel, dictionary_arrays
+from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
 from kernelne.trainer import train_walks
 from kernelne.walks import WalkCorpus
@@ -177,10 +178,11 @@ def test_trainer_rates_ones_is_the_plain_step_and_zeros_write_nothing(kite):
     def run(rates):
         A = np.random.default_rng(0).uniform(-0.1, 0.1, (kite.n_nodes, 8)).astype(np.float32)
         B = np.random.default_rng(1).uniform(-0.1, 0.1, (kite.n_nodes, 8)).astype(np.float32)
-        pairs = train_walks(walks, 0, float(walks.size), A, B, kinds, params,
-                            np.ones(1, np.float32), False, np.float32(0.0), prob, alias, 3, 2,
-                            np.float32(0.025), np.float32(1e-4), np.float32(0.01), np.uint64(5),
-                            rates=rates)
+        with numba_threads(1):  # one thread: no Hogwild races, bit-for-bit comparable
+            pairs = train_walks(walks, 0, float(walks.size), A, B, kinds, params,
+                                np.ones(1, np.float32), False, np.float32(0.0), prob, alias, 3,
+                                2, np.float32(0.025), np.float32(1e-4), np.float32(0.01),
+                                np.uint64(5), rates=rates)
         return A, B, pairs
 
     plain, ones = run(None), run(np.ones(kite.n_nodes, np.float32))

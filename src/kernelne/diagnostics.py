@@ -164,8 +164,9 @@ def warn_if_collapsed(health: EmbeddingHealth, mean_degree: float, kernels: str,
 
 def warn_if_undertrained(health: EmbeddingHealth, walks_per_node: int) -> bool:
     """For a fit with shared negatives: a :class:`DegenerateEmbeddingWarning` if its neighbour
-    AUC is below :data:`SHARED_AUC_LIMIT` (and it was not reported as collapsed); True if so."""
-    if health.collapsed or health.neighbour_auc >= SHARED_AUC_LIMIT:
+    AUC is below :data:`SHARED_AUC_LIMIT` and its rows are not on a shell (that is
+    :func:`warn_if_collapsed`'s case); True if so."""
+    if health.offset_ratio > OFFSET_LIMIT or health.neighbour_auc >= SHARED_AUC_LIMIT:
         return False
     warnings.warn(
         DegenerateEmbeddingWarning(

@@ -249,11 +249,12 @@ class KernelNE(EmbeddingEstimator):
             run.A, run.B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
         )
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
-        warn_if_collapsed(self.health_, mean_degree,
-                          ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
-                          self.robust)
-        if self.shared_negatives:
-            warn_if_undertrained(self.health_, int(self.walks_per_node))
+        # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
+        if not (self.shared_negatives
+                and warn_if_undertrained(self.health_, int(self.walks_per_node))):
+            warn_if_collapsed(self.health_, mean_degree,
+                              ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
+                              self.robust)
         self.embedding_ = run.A
         self.context_embedding_ = run.B
         self.nodes_ = g.nodes
