@@ -5,12 +5,14 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from kernelne.datasets import find_data_dir
+from kernelne.demo import planted_partition
 from kernelne.errors import InputError
-from kernelne.graph import Graph
+from kernelne.graph import Graph, from_networkx
 
 
 @pytest.fixture
@@ -51,3 +53,15 @@ def data_dir():
     except InputError:
         pytest.skip("no dataset folder (shared/datasets) available")
 
+
+
+@pytest.fixture(scope="session")
+def planted():
+    """The demo's planted partition (4 groups of 100 nodes) and each node's group."""
+    return planted_partition(0)
+
+
+@pytest.fixture(scope="session")
+def small_graph():
+    """A small random graph (120 nodes, 400 edges)."""
+    return from_networkx(nx.gnm_random_graph(120, 400, seed=2))

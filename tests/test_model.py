@@ -8,26 +8,16 @@ import pytest
 from sklearn.base import clone
 
 from kernelne import KernelNE, load_embedding, random_walks, save_embedding
-from kernelne.demo import planted_partition, separation_scores
+from kernelne.demo import separation_scores
 from kernelne.embedding_io import nodes_sidecar
 from kernelne.errors import InputError
-from kernelne.graph import from_networkx, read_edgelist
+from kernelne.graph import read_edgelist
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.model import DEFAULT_DICTIONARY
 from kernelne.sampling import alias_table
 from kernelne.trainer import train_walks
 
 SMALL = {"dim": 16, "walks_per_node": 5, "walk_length": 8, "window": 3, "negatives": 3}
-
-
-@pytest.fixture(scope="module")
-def planted():
-    return planted_partition(0)
-
-
-@pytest.fixture(scope="module")
-def small_graph():
-    return from_networkx(nx.gnm_random_graph(120, 400, seed=2))
 
 
 def expected_pairs(walks: np.ndarray, window: int) -> int:

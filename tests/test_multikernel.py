@@ -36,11 +36,6 @@ WEIGHTS = {"gauss+sch": [0.3, 0.7], "three-mixed": [0.2, 1.3, 0.05],
            "five": [0.1, 0.4, 0.2, 0.6, 0.15]}
 
 
-@pytest.fixture(scope="module")
-def small_graph():
-    return from_networkx(nx.gnm_random_graph(120, 400, seed=2))
-
-
 # --- one pair through the trainer ---------------------------------------------------------------
 
 

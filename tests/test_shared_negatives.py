@@ -7,19 +7,17 @@ negative terms as one step of weight ``|C|`` (learning rate ``|C| lr``), then on
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 
 from kernelne import KernelNE
-from kernelne.demo import planted_partition, separation_scores
+from kernelne.demo import separation_scores
 from kernelne.diagnostics import (
     SHARED_AUC_LIMIT,
     DegenerateEmbeddingWarning,
     EmbeddingHealth,
     warn_if_undertrained,
 )
-from kernelne.graph import from_networkx
 from kernelne.kernels import Kernel, dictionary_arrays
 from kernelne.sampling import alias_table
 from kernelne.trainer import train_walks
@@ -27,16 +25,6 @@ from kernelne.walks import WalkCorpus, count_visits, walk_starts
 
 F32 = np.float32
 C = F32(0.5)  # Gaussian 1 / sigma^2 with sigma^2 = 2
-
-
-@pytest.fixture(scope="module")
-def planted():
-    return planted_partition(0)
-
-
-@pytest.fixture(scope="module")
-def small_graph():
-    return from_networkx(nx.gnm_random_graph(120, 400, seed=2))
 
 
 def gauss_term(a, b, neu, y, lr, reg):
