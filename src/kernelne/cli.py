@@ -63,6 +63,23 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "simplex by mirror descent")
 
 
+def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
+    """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
+    parser.add_argument("--directed", action="store_true", help="treat edges as directed")
+    parser.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
+    parser.add_argument("--header", action="store_true",
+                        help="skip the first line (column names) of an edge list")
+    parser.add_argument("--unweighted", action="store_true", help="ignore a weight column")
+
+
+def read_input_graph(args: argparse.Namespace):
+    """The graph of ``args.input``, read as :func:`add_graph_input_options` said."""
+    from kernelne.graph import load_graph
+
+    return load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
+                      header=args.header, unweighted=args.unweighted)
+
+
 def model_from_args(args: argparse.Namespace, verbose: bool):
     from kernelne.model import KernelNE
 
@@ -155,7 +172,6 @@ def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
 
 def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import save_embedding
-    from kernelne.graph import load_graph
     from kernelne.outputs import check_output_path
 
     check_output_path(args.output, [args.input])
@@ -164,8 +180,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
         check_distinct_outputs(args.output, args.model_out, [args.input])
     start = time.perf_counter()
-    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                       header=args.header, unweighted=args.unweighted)
+    graph = read_input_graph(args)
     load_seconds = time.perf_counter() - start
     report_graph(graph)
     if args.method == "kernelne":
@@ -216,7 +231,6 @@ def check_distinct_outputs(output, model_out, inputs) -> None:
 
 def cmd_update(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import save_embedding
-    from kernelne.graph import load_graph
     from kernelne.model import KernelNE
     from kernelne.outputs import check_output_path
 
@@ -229,8 +243,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         model.set_params(workers=args.workers)
     if args.seed is not None:
         model.set_params(random_state=args.seed)
-    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                       header=args.header, unweighted=args.unweighted)
+    graph = read_input_graph(args)
     report_graph(graph)
     model.partial_fit(graph, touched_rate=args.touched_rate)
     save_embedding(args.output, model.embedding_, model.nodes_)
@@ -253,7 +266,6 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from kernelne.graph import load_graph
     from kernelne.graph_npz import save_graph
     from kernelne.outputs import check_output_path
 
@@ -261,8 +273,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise InputError("the output of convert must end in .npz", args.output)
     check_output_path(args.output, [args.input])
     start = time.perf_counter()
-    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                       header=args.header, unweighted=args.unweighted)
+    graph = read_input_graph(args)
     report_graph(graph)
     save_graph(graph, args.output)
     print(f"graph      {graph.summary()}\ntime       {time.perf_counter() - start:.1f} s, "
@@ -288,12 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("input", help="edge list (.txt/.csv/.gz, 'u v [w]' per line) or .mat")
     embed.add_argument("-o", "--output", required=True,
                        help="output file: .npy, or word2vec text format for any other suffix")
-    embed.add_argument("--directed", action="store_true", help="treat edges as directed")
-    embed.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
-    embed.add_argument("--header", action="store_true",
-                       help="skip the first line (column names) of an edge list")
-    embed.add_argument("--unweighted", action="store_true",
-                       help="ignore a weight column")
+    add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     embed.add_argument("--method", default="kernelne",
                        choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
@@ -318,10 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("--touched-rate", type=float, default=0.0,
                         help="learning-rate multiplier of old nodes with new edges (default 0: "
                         "frozen; every old row stays exactly as it was)")
-    update.add_argument("--directed", action="store_true", help="treat edges as directed")
-    update.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
-    update.add_argument("--header", action="store_true", help="skip the first line")
-    update.add_argument("--unweighted", action="store_true", help="ignore a weight column")
+    add_graph_input_options(update)
     update.add_argument("--workers", type=int, default=None,
                         help="threads (default: the model's setting)")
     update.add_argument("--seed", type=int, default=None,
@@ -335,10 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         "every command reads in a fraction of the time.")
     convert.add_argument("input", help="edge list (.txt/.csv/.gz) or .mat")
     convert.add_argument("output", help="output .npz file")
-    convert.add_argument("--directed", action="store_true", help="treat edges as directed")
-    convert.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
-    convert.add_argument("--header", action="store_true", help="skip the first line")
-    convert.add_argument("--unweighted", action="store_true", help="ignore a weight column")
+    add_graph_input_options(convert)
     convert.set_defaults(func=cmd_convert)
 
     demo = sub.add_parser("demo", help="embed a built-in graph and show how well groups separate",

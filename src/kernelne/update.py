@@ -44,7 +44,7 @@ from kernelne.kernels import dictionary_arrays
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
-from kernelne.walks import WalkCorpus
+from kernelne.walks import WalkCorpus, count_visits
 
 if TYPE_CHECKING:
     from kernelne.model import KernelNE
@@ -136,7 +136,7 @@ def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0,
     pairs, loss_rows = 0, []
     with numba_threads(model.workers):
         for _, walks in corpus:
-            counts += np.bincount(walks[walks >= 0], minlength=n)
+            count_visits(walks, counts)
         if corpus.n_walks:
             pairs, loss_rows = _train(model, corpus, A, B, rates, counts, seed)
     check_finite(A, B, model.beta_)
