@@ -75,6 +75,9 @@ def load_model(path: str | Path) -> KernelNE:
     """Read a model written by :func:`save_model`: a :class:`KernelNE` ready to
     ``partial_fit`` (and to ``transform``)."""
     path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
+        raise InputError("not a readable model file (not an .npz archive; save one with "
+                         "`kernelne embed ... --model-out MODEL.npz`)", path)
     try:
         with np.load(path, allow_pickle=False) as z:
             if "format" not in z or str(z["format"]) != FORMAT:
