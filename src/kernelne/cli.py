@@ -7,7 +7,6 @@ naming the file, line and problem, exit status 2 and no output file.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -16,154 +15,24 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
+from kernelne.cli_options import (
+    LARGE_GRAPH,
+    OPTION_PARAMS,
+    add_graph_input_options,
+    add_model_options,
+    describe_fit,
+    model_from_args,
+    peak_memory_mb,
+    read_input_graph,
+    report_graph,
+)
 from kernelne.errors import InputError, TrainingError
-
-
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process so far, in MiB."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The KernelNE options shared by ``embed`` and ``demo``."""
-    g = parser.add_argument_group("KernelNE model")
-    g.add_argument("--kernel", default="gauss", choices=["gauss", "schoenberg", "sch", "linear",
-                   "multi"], help="kernel (linear = the 'NE' ablation; multi = learned mix)")
-    g.add_argument("--sigma", type=float, default=math.sqrt(2.0),
-                   help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) (default sqrt 2)")
-    g.add_argument("--alpha", type=float, default=1.0, help="Schoenberg alpha (default 1)")
-    g.add_argument("--kernels", default=None,
-                   help="dictionary for --kernel multi, e.g. gauss:1,gauss:2,sch:1")
-    g.add_argument("--dim", type=int, default=128, help="embedding dimension d (default 128)")
-    g.add_argument("--walks-per-node", type=int, default=80, help="walks per node (default 80)")
-    g.add_argument("--walk-length", type=int, default=10, help="walk length (default 10)")
-    g.add_argument("--window", type=int, default=10, help="context window gamma (default 10)")
-    g.add_argument("--negatives", type=int, default=5, help="negative samples k (default 5)")
-    g.add_argument("--lr", type=float, default=0.025, help="initial learning rate (0.025)")
-    g.add_argument("--min-lr", type=float, default=1e-4, help="learning-rate floor (1e-4)")
-    g.add_argument("--reg", type=float, default=0.01, help="L2 penalty lambda (default 0.01)")
-    g.add_argument("--beta-reg", type=float, default=0.01,
-                   help="L2 penalty on kernel weights, --kernel multi (default 0.01)")
-    g.add_argument("-p", "--p", type=float, default=1.0, help="node2vec return parameter p")
-    g.add_argument("-q", "--q", type=float, default=1.0, help="node2vec in-out parameter q")
-    g.add_argument("--epochs", type=int, default=1, help="passes over the walks (default 1)")
-    g.add_argument("--workers", type=int, default=None, help="threads (default: all cores)")
-    g.add_argument("--seed", type=int, default=None, help="random seed (1 worker: exact)")
-    g.add_argument("--paper", action="store_true",
-                   help="the paper's exact algorithm: no robust restart with a narrower kernel "
-                   "when the rows collapse (docs/COLLAPSE.md)")
-    g.add_argument("--shared-negatives", action="store_true",
-                   help="one set of negatives per center for all its contexts, one weighted "
-                   "step (several times faster on large graphs; Micro-F1 about 0.005 lower "
-                   "on Cora and CiteSeer)")
-    g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
-                   help="kernel weights of --kernel multi: projected SGD (paper) or on the "
-                   "simplex by mirror descent")
-
-
-def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
-    """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
-    parser.add_argument("--directed", action="store_true", help="treat edges as directed")
-    parser.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
-    parser.add_argument("--header", action="store_true",
-                        help="skip the first line (column names) of an edge list")
-    parser.add_argument("--unweighted", action="store_true", help="ignore a weight column")
-
-
-def read_input_graph(args: argparse.Namespace):
-    """The graph of ``args.input``, read as :func:`add_graph_input_options` said."""
-    from kernelne.graph import load_graph
-
-    return load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                      header=args.header, unweighted=args.unweighted)
-
-
-def model_from_args(args: argparse.Namespace, verbose: bool):
-    from kernelne.model import KernelNE
-
-    return KernelNE(
-        kernel=args.kernel, sigma=args.sigma, alpha=args.alpha, kernels=args.kernels,
-        dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
-        window=args.window, negatives=args.negatives, lr=args.lr, min_lr=args.min_lr,
-        reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
-        workers=args.workers, random_state=args.seed, verbose=verbose,
-        robust=not args.paper, beta_update=args.beta_update,
-        shared_negatives=args.shared_negatives,
-    )
-
-
-def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
-    lines = [
-        f"graph      {graph.summary()}",
-        f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
-        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(model.fit_seconds_, 1e-9):,.0f}"
-        " pairs/s",
-        "kernel     " + ", ".join(str(k) for k in model.kernels_),
-    ]
-    if model.shared_negatives:
-        lines.append(f"negatives  {model.negatives} per center, shared by its contexts")
-    for shell in model.narrowed_:
-        lines.append(
-            f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
-            f"{shell['offset_ratio']:.1f}, neighbour AUC {shell['neighbour_auc']:.2f}): "
-            f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
-    if model.kernel_scale_ != 1.0:
-        lines.append("effective  " + ", ".join(str(k) for k in model.effective_kernels())
-                     + f" (kernel scale {model.kernel_scale_:g} on |x-y|^2)")
-    hist = model.loss_history_
-    if len(hist):
-        lines.append(f"loss       positive (1-k)^2 {hist[0, 1]:.4f} -> {hist[-1, 1]:.4f}, "
-                     f"negative k^2 {hist[0, 2]:.4f} -> {hist[-1, 2]:.4f} (first -> last chunk)")
-    h = model.health_
-    lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
-                 f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
-                 + ("  << COLLAPSED" if h.collapsed else ""))
-    if len(model.kernels_) > 1:
-        hist = model.beta_history_
-        snapshots = [("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
-                     ("           final", model.beta_)]
-        for label, row in snapshots:
-            lines.append(f"{label:17} " + ", ".join(
-                f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
-    stages = model.stage_seconds_
-    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, walks "
-                 f"{stages['walks']:.1f} s, training {stages['training']:.1f} s), peak memory "
-                 f"{peak_memory_mb():.0f} MiB")
-    return "\n".join(lines)
-
-
-def report_graph(graph, out=sys.stderr) -> None:
-    notes = []
-    if graph.self_loops_dropped:
-        notes.append(f"dropped {graph.self_loops_dropped:,} self-loops")
-    if graph.duplicates_dropped:
-        notes.append(f"dropped {graph.duplicates_dropped:,} duplicate edges")
-    isolated = len(graph.isolated_nodes())
-    if isolated:
-        notes.append(f"{isolated:,} isolated nodes (their vectors stay at initialisation)")
-    for note in notes:
-        print(f"kernelne: note: {note}", file=out)
-
-
-# from this many nodes on, the rows no longer fit in cache and shared negatives pay off
-LARGE_GRAPH = 100_000
-
-# model options and the constructor parameter each sets
-_OPTION_PARAMS = {
-    "kernel": "kernel", "sigma": "sigma", "alpha": "alpha", "kernels": "kernels", "dim": "dim",
-    "walks_per_node": "walks_per_node", "walk_length": "walk_length", "window": "window",
-    "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
-    "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
-    "beta_update": "beta_update", "shared_negatives": "shared_negatives",
-}
 
 
 def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
     """A note for every model option set on the command line that the method ignores."""
     defaults = vars(build_parser().parse_args(["embed", "-", "-o", "-"]))
-    for dest, param in _OPTION_PARAMS.items():
+    for dest, param in OPTION_PARAMS.items():
         if getattr(args, dest) != defaults[dest] and param not in accepted:
             flag = "--" + dest.replace("_", "-")
             print(f"kernelne: note: {flag} is not used by --method {args.method}",

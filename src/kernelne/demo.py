@@ -18,6 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import train_test_split
 
+from kernelne.cli_options import describe_fit, model_from_args
 from kernelne.graph import from_networkx
 
 GROUPS, GROUP_SIZE, P_IN, P_OUT = 4, 100, 0.1, 0.01
@@ -41,8 +42,6 @@ def separation_scores(X: np.ndarray, groups: np.ndarray, seed: int = 0) -> dict[
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from kernelne.cli import describe_fit, model_from_args
-
     seed = 0 if args.seed is None else args.seed
     graph, groups = planted_partition(seed)
     print(f"demo graph: planted partition, {GROUPS} groups x {GROUP_SIZE} nodes, "

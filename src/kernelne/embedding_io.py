@@ -10,34 +10,13 @@ Writes go to a temporary file that is renamed into place, so a failed run leaves
 
 from __future__ import annotations
 
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from kernelne.errors import InputError
 from kernelne.graph import iter_records
-
-
-@contextmanager
-def atomic_path(path: str | Path):
-    """Yield a temporary path in ``path``'s folder; on success rename it to ``path``."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise InputError("cannot write: its folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+from kernelne.outputs import atomic_path
 
 
 def nodes_sidecar(path: str | Path) -> Path:

@@ -29,6 +29,7 @@ from kernelne.edgelist_fast import (
     read_bytes,
 )
 from kernelne.errors import InputError
+from kernelne.graph_npz import read_graph_arrays
 
 _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
@@ -470,9 +471,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
-            from kernelne.graph_npz import read_graph
-
-            return read_graph(path)
+            return Graph(**read_graph_arrays(path))
         if not path.exists():
             raise InputError("cannot read file: no such file", path)
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from kernelne.embedding_io import atomic_path
 from kernelne.errors import InputError
-from kernelne.graph import Graph
+from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-graph", 1
 
 
-def save_graph(graph: Graph, path: str | Path) -> None:
-    """Write ``graph`` to ``path`` (``.npz``), atomically."""
+def save_graph(graph: Any, path: str | Path) -> None:
+    """Write ``graph`` (a :class:`~kernelne.graph.Graph`) to ``path`` (``.npz``), atomically."""
     nodes = graph.nodes
     if nodes.dtype == object:
         nodes = nodes.astype(str)
@@ -39,8 +39,9 @@ def save_graph(graph: Graph, path: str | Path) -> None:
             np.savez(fh, **arrays)
 
 
-def read_graph(path: str | Path) -> Graph:
-    """Read a graph written by :func:`save_graph`."""
+def read_graph_arrays(path: str | Path) -> dict[str, Any]:
+    """Read a graph written by :func:`save_graph`: the keyword arguments of
+    :class:`~kernelne.graph.Graph` (which :func:`kernelne.graph.load_graph` builds from them)."""
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -68,5 +69,5 @@ def read_graph(path: str | Path) -> Graph:
         raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
     if nodes.dtype.kind == "U":
         nodes = nodes.astype(object)
-    return Graph(indptr=indptr, indices=indices, weights=weights, nodes=nodes,
-                 directed=directed, self_loops_dropped=loops, duplicates_dropped=dups)
+    return dict(indptr=indptr, indices=indices, weights=weights, nodes=nodes,
+                directed=directed, self_loops_dropped=loops, duplicates_dropped=dups)

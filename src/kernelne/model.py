@@ -26,9 +26,11 @@ from kernelne.errors import TrainingError
 from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
+from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
+from kernelne.update import partial_fit
 from kernelne.walks import WalkCorpus, count_visits
 
 # The learned weights go winner-take-all (see KernelNE): a narrow kernel fits the squared loss
@@ -283,22 +285,16 @@ class KernelNE(EmbeddingEstimator):
                     new_walks_factor: int = 2) -> KernelNE:
         """Embed the new nodes of ``graph`` (the grown graph: old nodes plus new ones) without
         retraining the old rows; see :func:`kernelne.update.partial_fit`."""
-        from kernelne.update import partial_fit
-
         return partial_fit(self, graph, touched_rate, new_walks_factor)
 
     def save_model(self, path: str | Path) -> None:
         """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file."""
-        from kernelne.model_file import save_model
-
         save_model(self, path)
 
     @classmethod
     def load_model(cls, path: str | Path) -> KernelNE:
         """Read a model written by :meth:`save_model` (``InputError`` if it is not one)."""
-        from kernelne.model_file import load_model
-
-        return load_model(path)
+        return load_model(path, cls)
 
     def effective_kernels(self) -> list[Kernel]:
         """The fitted kernels with the kernel scale applied (the user's, unless narrowed)."""

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from kernelne.embedding_io import atomic_path
 from kernelne.errors import InputError
 from kernelne.kernels import Kernel
-from kernelne.model import KernelNE
+from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-model", 1
 
@@ -42,8 +42,9 @@ def _plain_param(value):
     return value
 
 
-def save_model(model: KernelNE, path: str | Path) -> None:
-    """Write the fitted ``model`` to ``path`` (``.npz``), atomically."""
+def save_model(model: Any, path: str | Path) -> None:
+    """Write the fitted ``model`` (a :class:`~kernelne.model.KernelNE`) to ``path`` (``.npz``),
+    atomically."""
     if not hasattr(model, "walk_counts_"):
         raise RuntimeError("call fit() first: only a fitted model can be saved")
     try:
@@ -71,9 +72,10 @@ def save_model(model: KernelNE, path: str | Path) -> None:
             np.savez(fh, **arrays)
 
 
-def load_model(path: str | Path) -> KernelNE:
-    """Read a model written by :func:`save_model`: a :class:`KernelNE` ready to
-    ``partial_fit`` (and to ``transform``)."""
+def load_model(path: str | Path, estimator: type) -> Any:
+    """Read a model written by :func:`save_model`: an ``estimator`` (the class
+    :class:`~kernelne.model.KernelNE`) made from the saved settings, with its fitted
+    attributes set, ready to ``partial_fit`` (and to ``transform``)."""
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
         raise InputError("not a readable model file (not an .npz archive; save one with "
@@ -88,7 +90,7 @@ def load_model(path: str | Path) -> KernelNE:
                                  f"(this kernelne reads version {VERSION})", path)
             arrays = {k: z[k] for k in z.files}
         params = json.loads(str(arrays["params"]))
-        model = KernelNE(**params)
+        model = estimator(**params)
         kernels = [Kernel(str(kind), float(p)) for kind, p in
                    zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
     except InputError:

@@ -1,10 +1,12 @@
-"""Output paths checked before any work: writable, not a folder, never one of the inputs."""
+"""Output paths: checked before any work (writable, not a folder, never one of the inputs) and
+written atomically (a temporary file renamed into place, so a failed run leaves nothing)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from collections.abc import Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 from kernelne.errors import InputError
@@ -74,3 +76,22 @@ def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     cores = os.cpu_count() or 1
     wanted = cores if n_jobs is None or n_jobs < 0 else n_jobs
     return max(1, min(wanted, tasks, cores))
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path in ``path``'s folder; on success rename it to ``path``."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise InputError("cannot write: its folder does not exist", path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -50,9 +50,9 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from kernelne.embedding_io import atomic_path
     from kernelne.evaluation.classification import read_node_labels
     from kernelne.evaluation.embeddings import as_embedding
+    from kernelne.outputs import atomic_path
 
     vectors, nodes = as_embedding(embedding)
     rng = np.random.default_rng(seed)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -45,9 +45,6 @@ from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
 from kernelne.walks import WalkCorpus, count_visits
-
-if TYPE_CHECKING:
-    from kernelne.model import KernelNE
 
 MIN_SHARED = 0.5  # the new graph must hold at least this fraction of the model's nodes
 _UPDATE_STREAM = np.uint64(0x757064617465)  # keeps an update's random streams apart from fit's
@@ -66,7 +63,7 @@ def _id_kind(nodes: np.ndarray) -> str:
     return "integers" if nodes.dtype.kind in "iu" else "strings"
 
 
-def check_graph(model: KernelNE, graph: Graph, source: Any = None) -> np.ndarray:
+def check_graph(model: Any, graph: Graph, source: Any = None) -> np.ndarray:
     """Refuse a graph that cannot be an update of ``model``; return :func:`match_nodes`."""
     where = source if isinstance(source, (str, Path)) else None
     old, new = _id_kind(model.nodes_), _id_kind(graph.nodes)
@@ -83,8 +80,8 @@ def check_graph(model: KernelNE, graph: Graph, source: Any = None) -> np.ndarray
     return pos
 
 
-def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0,
-                new_walks_factor: int = 2) -> KernelNE:
+def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
+                new_walks_factor: int = 2) -> Any:
     """Update ``model`` in place to the grown ``graph`` (module docstring); returns it.
 
     Sets ``embedding_``, ``context_embedding_``, ``nodes_`` (the new graph's order),
@@ -154,7 +151,7 @@ def partial_fit(model: KernelNE, graph: Any, touched_rate: float = 0.0,
     return model
 
 
-def _train(model: KernelNE, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
+def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
            rates: np.ndarray, counts: np.ndarray, seed: np.uint64) -> tuple[int, list]:
     """One run of :func:`train_walks` over the update's walks, rows at their ``rates``."""
     neg_prob, neg_alias = alias_table(counts.astype(np.float64) ** 0.75)

@@ -12,8 +12,8 @@ import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from kernelne.embedding_io import atomic_path
 from kernelne.errors import InputError
+from kernelne.outputs import atomic_path
 
 
 @dataclass(frozen=True)

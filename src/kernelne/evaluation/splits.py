@@ -26,9 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from kernelne.embedding_io import atomic_path
 from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
+from kernelne.outputs import atomic_path
 
 FORMAT_VERSION = 1
 ARRAYS = ("nodes", "train_edges", "train_negatives", "test_edges", "test_negatives")

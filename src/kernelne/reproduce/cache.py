@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.embedding_io import atomic_path
 from kernelne.errors import InputError
+from kernelne.outputs import atomic_path
 
 
 def make_key(*parts: Any) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelne.embedding_io import atomic_path
 from kernelne.evaluation.classification import RULE_NAMES
+from kernelne.outputs import atomic_path
 from kernelne.parallel import cpu_count
 from kernelne.reproduce.config import Config
 from kernelne.reproduce.paper import paper_micro_f1, paper_roc_auc
