@@ -1,6 +1,6 @@
 """The paper's baselines on its classification datasets, beside the paper's numbers.
 
-Each baseline runs with its defaults (the paper's settings, SPEC.md §5) and one seed; the
+Each baseline runs with its defaults (the paper's settings, docs/METHOD.md §13) and one seed; the
 embedding is scored by the evaluation module's node classification (one-vs-rest liblinear
 logistic regression, C = 1, top-k rule) at 10%, 50% and 90% training ratios, mean Micro-F1 over
 ``--repeats`` random splits. Fit time is wall time of ``fit`` after a warm-up fit on a small
@@ -31,7 +31,7 @@ from kernelne.evaluation import default_classifier, evaluate_node_classification
 from kernelne.graph import from_networkx
 
 RATIOS = (0.1, 0.5, 0.9)
-PAPER = {  # SPEC.md §5, Micro-F1 at 10%, 50%, 90%
+PAPER = {  # the paper's Table II, Micro-F1 at 10%, 50%, 90%
     "citeseer": {
         "deepwalk": (0.517, 0.584, 0.592), "node2vec": (0.541, 0.597, 0.599),
         "line": (0.466, 0.551, 0.564), "hope": (0.219, 0.277, 0.320),

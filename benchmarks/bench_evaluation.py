@@ -1,4 +1,4 @@
-"""Evaluation protocols (SPEC §3) at full size: split speed, classification time, scores.
+"""Evaluation protocols (docs/METHOD.md §10-§11) at full size: split speed, classifier time, scores.
 
 * split: time (median of runs) and peak-memory growth of the link-prediction split of AstroPh
   (17,903 nodes, 196,972 edges, half held out); the graph is loaded outside the timing.

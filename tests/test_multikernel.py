@@ -1,5 +1,5 @@
-"""MKernelNE (SPEC.md §2): the trainer's step in A, B and beta against finite differences, the
-one-kernel dictionary against the single-kernel model, non-negative weights, the beta penalty.
+"""MKernelNE (docs/METHOD.md §4): the trainer's step in A, B and beta against finite differences,
+the one-kernel dictionary against the single-kernel model, non-negative weights, the beta penalty.
 
 The trainer-level checks run :func:`kernelne.trainer.train_walks` on one walk ``[0, 1]`` with
 window 1, one negative (always node 2) and ``total_centers = 1``, ``min_lr = 0``: the second

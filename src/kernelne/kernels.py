@@ -1,4 +1,4 @@
-"""The kernels of KernelNE and their dictionaries (shared/SPEC.md §1-§2).
+"""The kernels of KernelNE and their dictionaries (docs/METHOD.md §3-§4).
 
 With ``s = ||x - y||^2``:
 

@@ -1,7 +1,7 @@
 """The KernelNE SGD loop (numba): negative sampling on the squared kernel loss.
 
 For each walk, each center ``v = w_l`` and each context ``u+ = w_c`` with ``0 < |c - l| <= gamma``,
-one SGD step is taken on (shared/SPEC.md §1; GlobalSIP 2019, eq. 7)
+one SGD step is taken on (docs/METHOD.md §1-§2; GlobalSIP 2019, eq. 7)
 
     (1 - k(A_v, B_u+))^2 + sum over k negatives u- ~ p-:  k(A_v, B_u-)^2
 

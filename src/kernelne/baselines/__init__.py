@@ -1,4 +1,4 @@
-"""The KernelNE paper's baselines (shared/SPEC.md §5) behind one estimator interface.
+"""The KernelNE paper's baselines (docs/METHOD.md §13) behind one estimator interface.
 
 Every method is a scikit-learn-style estimator like :class:`kernelne.KernelNE`: parameters in
 the constructor (``dim=128``, ``workers``, ``random_state`` plus its own), ``fit(graph)`` with

@@ -8,7 +8,7 @@ objective ``sum log sigma(<f(v), g(u)>) + sum_{k negatives} log sigma(-<f(v), g(
 
 Walks come from :mod:`kernelne.walks` (node2vec's biased walks by rejection sampling; uniform
 walks when ``p = q = 1``, which makes DeepWalk node2vec with ``p = q = 1``). Defaults follow the
-KernelNE paper's comparison (shared/SPEC.md §5): 80 walks per node, length 10, window 10, d = 128,
+KernelNE paper's comparison (docs/METHOD.md §13): 80 walks per node, length 10, window 10, d = 128,
 5 negatives. Deviations from the originals: DeepWalk's reference code used hierarchical softmax;
 here both use negative sampling (as the comparison specifies). One pass over the corpus
 (``epochs=1``, node2vec's reference default), no frequent-node subsampling (``sample=0``),

@@ -1,4 +1,4 @@
-"""Evaluation protocols of SPEC §3: node classification and link prediction.
+"""Evaluation protocols of docs/METHOD.md §10-§12: node classification and link prediction.
 
 Usable with any embedding: a fitted :class:`~kernelne.KernelNE`, a ``(vectors, node ids)``
 pair, a bare matrix, or a word2vec-format / ``.npy`` file from another tool.

@@ -1,4 +1,4 @@
-"""Node classification (SPEC §3; the paper's section IV protocol).
+"""Node classification (docs/METHOD.md §10; the paper's section IV protocol).
 
 For each training ratio r and repeat i, a random r-fraction of the labelled nodes (split
 seeded from ``(seed, r, i)``) trains a one-vs-rest classifier, by default an L2 logistic

@@ -1,4 +1,4 @@
-"""CLI: ``kernelne evaluate classify|linkpred`` and ``kernelne split`` (SPEC §3 protocols)."""
+"""CLI: ``kernelne evaluate classify|linkpred`` and ``kernelne split`` (docs/METHOD.md §10-§11)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def register(subparsers) -> None:
     """Add ``evaluate`` (``classify``, ``linkpred``) and ``split`` to the ``kernelne`` CLI."""
     evaluate = subparsers.add_parser(
         "evaluate", help="score an embedding on node classification or link prediction",
-        description="Score an embedding (word2vec text or .npy) by the protocols of SPEC §3.",
+        description="Score an embedding (word2vec text or .npy): docs/METHOD.md §10-§11.",
     )
     tasks = evaluate.add_subparsers(dest="task", required=True, metavar="TASK")
 

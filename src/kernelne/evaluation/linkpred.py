@@ -1,4 +1,4 @@
-"""Link prediction scoring (SPEC §3): edge features from node vectors, L2 logistic regression.
+"""Link-prediction scoring (docs/METHOD.md §11): edge features, L2 logistic regression.
 
 The classifier trains on the split's residual edges plus as many sampled non-edges and is
 scored on the held-out edges plus their negatives by ROC-AUC and average precision. Edge

@@ -1,4 +1,4 @@
-"""The link-prediction split (SPEC §3): held-out edges, a connected residual, sampled non-edges.
+"""The link-prediction split (docs/METHOD.md §11): held-out edges, a connected residual, non-edges.
 
 On the largest connected component (LCC) of an undirected graph: a random spanning tree
 (minimum spanning tree under random edge weights) is kept, and ``test_fraction`` of all edges

@@ -1,4 +1,4 @@
-"""``kernelne reproduce``: the paper's experiment grid (shared/SPEC.md §3-§5), cached and resumable,
+"""``kernelne reproduce``: the paper's experiment grid (docs/METHOD.md §13), cached and resumable,
 run locally or on a Dask cluster, reported beside the paper's numbers.
 
 Modules: :mod:`.config` (the TOML settings), :mod:`.paper` (the paper's numbers),
