@@ -3,8 +3,13 @@ ends with one ``kernelne: error: ...`` line, exit 2 and nothing on disk; small i
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import networkx as nx
@@ -115,3 +120,161 @@ def test_plot_embedding_api_raises_on_unmatched_labels(tmp_path):
     with pytest.raises(InputError, match="none of the 2 labelled nodes"):
         plot_embedding((vectors, np.arange(10)), labels, tmp_path / "m.png")
     assert not (tmp_path / "m.png").exists()
+
+
+# --- tune ------------------------------------------------------------------------------
+
+
+def test_tune_report_on_a_graph_under_50_nodes(karate, tmp_path, capsys):
+    """The report's t-SNE map of a 64-dimensional embedding of 34 nodes (PCA to 50 failed)."""
+    edges, labels = karate
+    out, report = tmp_path / "e.npy", tmp_path / "rep"
+    code = main(["tune", str(edges), *FAST, "--dim", "64", "--labels", str(labels),
+                 "--holdout", "0.5", "--trials", "2", "-o", str(out), "--report", str(report)])
+    assert code == 0, capsys.readouterr().err
+    assert out.exists() and (report / "map.png").stat().st_size > 1000
+
+
+def test_tune_report_failure_leaves_nothing(karate, tmp_path, capsys, monkeypatch):
+    import kernelne.plot
+
+    def broken(*args, **kwargs):
+        raise kernelne.plot.InputError("the map cannot be drawn")
+
+    monkeypatch.setattr(kernelne.plot, "plot_embedding", broken)
+    edges, labels = karate
+    before = set(os.listdir(tmp_path))
+    code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--holdout", "0.5",
+                 "--trials", "1", "-o", str(tmp_path / "e.npy"),
+                 "--report", str(tmp_path / "rep")])
+    assert code == 2
+    assert "the map cannot be drawn" in one_error_line(capsys.readouterr().err)
+    assert not leftovers(tmp_path, before)
+
+
+@pytest.fixture
+def no_search(monkeypatch):
+    """Fail the test if a search (or a graph read) starts: bad settings must fail before."""
+    import optuna
+
+    def searched(*args, **kwargs):
+        pytest.fail("the search started")
+
+    monkeypatch.setattr(optuna.study.Study, "optimize", searched)
+
+
+def bad_tune_cases(tmp_path: Path, labels: Path) -> dict[str, tuple[list[str], str]]:
+    one_class = tmp_path / "one.labels"
+    one_class.write_text("".join(f"{i} A\n" for i in range(34)))
+    strangers = tmp_path / "strangers.labels"
+    strangers.write_text("".join(f"{i} {i % 2}\n" for i in range(30, 40)))
+    strange_tests = tmp_path / "strange.test"
+    strange_tests.write_text("x1 x2\nx3\n")
+    report = str(tmp_path / "e.npy")
+    return {
+        "report is output": (["--report", report], "--report is the embedding output"),
+        "missing test nodes": (["--labels", str(labels), "--test-nodes",
+                                str(tmp_path / "nope.txt")], "nope.txt: cannot read file"),
+        "test nodes unlabelled": (["--labels", str(labels), "--test-nodes",
+                                   str(strange_tests)], "none of the 3 test nodes"),
+        "timeout 0": (["--timeout", "0"], "timeout must be a positive number"),
+        "trials 0": (["--trials", "0"], "trials must be at least 1"),
+        "one class": (["--labels", str(one_class)], "all have the same label"),
+        "labels not in graph": (["--labels", str(strangers)],
+                                "6 labelled node(s) are not nodes of the graph"),
+        "search walks 0": (["--search-walks", "0"], "search_walks must be at least 1"),
+        "dim 0": (["--dim", "0"], "dim must be at least 1"),
+        "workers -3": (["--workers", "-3"], "workers must be a positive number or -1"),
+        "hope too wide": (["--method", "hope", "--dim", "128"],
+                          "HOPE's dim/2 = 64 must be smaller than the number of nodes (34)"),
+        "netmf too wide": (["--method", "netmf", "--dim", "40"],
+                           "NetMF's dim = 40 must be smaller than the number of nodes (34)"),
+        "holdout -0.5": (["--labels", str(labels), "--holdout", "-0.5"],
+                         "holdout must lie strictly between 0 and 1, got -0.5"),
+        "holdout 1": (["--labels", str(labels), "--holdout", "1"], "holdout must lie"),
+        "holdout and test nodes": (["--labels", str(labels), "--holdout", "0.5",
+                                    "--test-nodes", str(labels)], "not both"),
+        "holdout without labels": (["--holdout", "0.5"], "need labels"),
+    }
+
+
+CASES = ["report is output", "missing test nodes", "test nodes unlabelled", "timeout 0",
+         "trials 0", "one class", "labels not in graph", "search walks 0", "dim 0",
+         "workers -3", "hope too wide", "netmf too wide", "holdout -0.5", "holdout 1",
+         "holdout and test nodes", "holdout without labels"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_tune_bad_settings_fail_before_the_search(karate, tmp_path, capsys, no_search, case):
+    edges, labels = karate
+    cases = bad_tune_cases(tmp_path, labels)
+    assert sorted(cases) == sorted(CASES)
+    extra, expected = cases[case]
+    args = ["tune", str(edges), "--trials", "2", "--workers", "1", "--quiet", "--search-walks",
+            "4", "--dim", "8", "-o", str(tmp_path / "e.npy"), *extra]
+    before = set(os.listdir(tmp_path))
+    assert main(args) == 2
+    assert expected in one_error_line(capsys.readouterr().err)
+    assert not leftovers(tmp_path, before)
+
+
+@pytest.mark.parametrize("holdout", ["-0.5", "0", "1.5", "nan"])
+def test_tune_holdout_is_checked_before_the_graph_is_read(karate, tmp_path, capsys,
+                                                          monkeypatch, holdout):
+    """The abort (exit 134) of a quick exit after a graph read cannot happen to a bad
+    --holdout: it fails before anything is read (see the report of issue 18)."""
+    tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
+    monkeypatch.setattr(tune_module, "load_graph",
+                        lambda *a, **k: pytest.fail("the graph was read"))
+    edges, labels = karate
+    code = main(["tune", str(edges), "--labels", str(labels), "--holdout", holdout,
+                 "-o", str(tmp_path / "e.npy")])
+    assert code == 2
+    assert "holdout must lie strictly between 0 and 1" in one_error_line(
+        capsys.readouterr().err)
+
+
+def run_cli_with(patch: str, args: list[str]) -> subprocess.CompletedProcess:
+    """``kernelne ARGS`` in a fresh interpreter, after running ``patch`` (a real stderr, so
+    that Optuna's own logging would show)."""
+    code = f"import sys\n{patch}\nfrom kernelne.cli import main\nsys.exit(main({args!r}))\n"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.mark.parametrize("error, expected, status", [
+    ("KeyboardInterrupt()", "kernelne: interrupted", 130),
+    ("InputError('this trial cannot be scored')",
+     "kernelne: error: this trial cannot be scored", 2),
+])
+def test_tune_trial_failures_print_one_line(karate, tmp_path, error, expected, status):
+    edges, labels = karate
+    patch = ("import kernelne.evaluation as ev\nfrom kernelne.errors import InputError\n"
+             f"def fail(*a, **k):\n    raise {error}\nev.evaluate_node_classification = fail")
+    done = run_cli_with(patch, ["tune", str(edges), *FAST, "--labels", str(labels),
+                                "--trials", "2", "-o", str(tmp_path / "e.npy")])
+    assert done.returncode == status
+    assert done.stderr.strip() == expected, done.stderr
+    assert not (tmp_path / "e.npy").exists()
+
+
+def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
+    edges, labels = karate
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelne.cli", "tune", str(edges), "--dim", "8", "--workers",
+         "1", "--labels", str(labels), "--trials", "1000", "-o", str(tmp_path / "e.npy")],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    deadline = time.monotonic() + 300
+    for line in proc.stderr:
+        lines.append(line)
+        if "trial 1/" in line or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=300)
+    assert proc.returncode == 130
+    after = [line for line in rest.splitlines() if line.strip()]
+    assert after == ["kernelne: interrupted"], "".join(lines) + rest
+    assert not (tmp_path / "e.npy").exists()

@@ -22,6 +22,7 @@ that turns a trial into constructor parameters; edit them to widen the search).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import warnings
@@ -186,12 +187,90 @@ def _holdout(nodes: np.ndarray, test_nodes: Sequence | None, holdout: float | No
         wanted = {str(x) for x in test_nodes}
         return np.array([str(x) in wanted for x in nodes])
     mask = np.zeros(len(nodes), dtype=bool)
-    if holdout:
-        if not 0 < holdout < 1:
-            raise InputError(f"holdout must lie strictly between 0 and 1, got {holdout}")
+    if holdout is not None:
         rng = np.random.default_rng(seed)
         mask[rng.permutation(len(nodes))[: int(round(holdout * len(nodes)))]] = True
     return mask
+
+
+def _check_search(method: str, trials: int, timeout: float | None, test_nodes, holdout,
+                  val_fraction: float, val_repeats: int, search_walks: int | None) -> None:
+    """The search's own settings, checked before anything is read."""
+    if method not in SEARCH_SPACES:
+        raise InputError(f"unknown method {method!r} (use one of: {', '.join(SEARCH_SPACES)})")
+    if int(trials) < 1:
+        raise InputError(f"trials must be at least 1, got {trials}")
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"timeout must be a positive number of seconds, got {timeout}")
+    if holdout is not None and not 0 < holdout < 1:
+        raise InputError(f"holdout must lie strictly between 0 and 1, got {holdout}")
+    if holdout is not None and test_nodes is not None:
+        raise InputError("give the test nodes or a holdout fraction, not both")
+    if not 0 < val_fraction < 1:
+        raise InputError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
+    if int(val_repeats) < 1:
+        raise InputError(f"val_repeats must be at least 1, got {val_repeats}")
+    if search_walks is not None and int(search_walks) < 1:
+        raise InputError(f"search_walks must be at least 1, got {search_walks}")
+
+
+_COUNTS = ("dim", "walks_per_node", "walk_length", "window", "epochs")
+
+
+def check_settings(method: str, params: dict[str, Any], n_nodes: int | None = None) -> None:
+    """Raise :class:`InputError` if ``method`` cannot fit with ``params`` (e.g. the fixed ones
+    and the method's defaults), so that a bad setting fails before the first trial rather
+    than inside every one. ``n_nodes``: also check what depends on the graph's size."""
+    from kernelne.parallel import resolve_workers
+
+    try:
+        est = make_estimator(method, params)
+        got = est.get_params()
+        for name in _COUNTS:
+            if name in got and got[name] is not None and int(got[name]) < 1:
+                raise ValueError(f"{name} must be at least 1, got {got[name]}")
+        if "workers" in got:
+            resolve_workers(got["workers"])
+        check = getattr(est, "_check_params", None)
+        if check is not None:
+            check()
+    except (TypeError, ValueError) as exc:
+        raise InputError(str(exc)) from None
+    dim = int(got.get("dim") or 0)
+    if method == "hope" and dim % 2:
+        raise InputError(f"HOPE needs an even dim (d/2 source + d/2 target), got {dim}")
+    if n_nodes is None:
+        return
+    if method == "hope" and dim // 2 >= n_nodes:
+        raise InputError(f"HOPE's dim/2 = {dim // 2} must be smaller than the number of nodes "
+                         f"({n_nodes:,}): choose a smaller dim")
+    if method == "netmf" and dim >= n_nodes:
+        raise InputError(f"NetMF's dim = {dim} must be smaller than the number of nodes "
+                         f"({n_nodes:,}): choose a smaller dim")
+
+
+def _check_labels(g: Graph, label_nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray,
+                  test_nodes: Sequence | None, source: Any) -> None:
+    """The labels can be validated on: nodes of the graph, two classes among the training
+    nodes, and a test part that exists when test nodes were named."""
+    path = source if isinstance(source, (str, Path)) else None
+    known = {str(x) for x in g.nodes}
+    missing = [x for x in label_nodes if str(x) not in known]
+    if missing:
+        shown = ", ".join(str(x) for x in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise InputError(f"{len(missing):,} labelled node(s) are not nodes of the graph: "
+                         f"{shown}{more}", path)
+    if test_nodes is not None and not test_mask.any():
+        raise InputError(f"none of the {len(test_nodes):,} test nodes is a labelled node")
+    train = Y[~test_mask]
+    if int(train.shape[0]) < 4:
+        raise InputError(f"too few labelled training nodes to validate on "
+                         f"({int(train.shape[0])}; at least 4)", path)
+    classes = int((np.asarray(train.sum(axis=0)).ravel() > 0).sum())
+    if classes < 2:
+        raise InputError(f"the {int(train.shape[0]):,} labelled training nodes all have the same "
+                         "label: classification needs at least two", path)
 
 
 def tune(
@@ -226,23 +305,26 @@ def tune(
         make_link_split,
     )
 
-    if method not in SEARCH_SPACES:
-        raise InputError(f"unknown method {method!r} (use one of: {', '.join(SEARCH_SPACES)})")
-    if trials < 1:
-        raise InputError(f"trials must be at least 1, got {trials}")
-    g: Graph = load_graph(graph)
+    _check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
+                  search_walks)
     fixed = {"random_state": seed, **(fixed or {})}
     search_fixed = dict(fixed)
     if search_walks is not None and method in ("kernelne", "deepwalk", "node2vec"):
         search_fixed["walks_per_node"] = int(search_walks)
+    check_settings(method, search_fixed)
+    check_settings(method, fixed)
+    if labels is None and (test_nodes is not None or holdout is not None):
+        raise InputError("test nodes and a holdout fraction need labels")
+    if labels is not None:
+        label_nodes, Y = _labels_of(labels)
+    g: Graph = load_graph(graph)
+    check_settings(method, fixed, g.n_nodes)
     start = time.perf_counter()
     test_mask = None
     if labels is not None:
-        label_nodes, Y = _labels_of(labels)
         test_mask = _holdout(label_nodes, test_nodes, holdout, seed)
+        _check_labels(g, label_nodes, Y, test_mask, test_nodes, labels)
         train_nodes, Y_train = label_nodes[~test_mask], Y[~test_mask]
-        if len(train_nodes) < 4:
-            raise InputError("too few labelled training nodes to validate on")
         metric = "micro_f1"
         validation = (f"Micro-F1 of {val_repeats} seeded 50/50 splits of the "
                       f"{len(train_nodes):,} labelled non-test nodes "
@@ -284,10 +366,20 @@ def tune(
                   f"(best {best:.4f})  {json.dumps(params)}", file=sys.stderr, flush=True)
         return value
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="maximize",
-                                sampler=optuna.samplers.TPESampler(seed=seed))
-    study.optimize(objective, n_trials=trials, timeout=timeout)
+    # A failed or interrupted trial is re-raised to the caller, who reports it: Optuna's own
+    # "Trial failed" warning and traceback would only repeat it.
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    try:
+        study = optuna.create_study(direction="maximize",
+                                    sampler=optuna.samplers.TPESampler(seed=seed))
+        study.optimize(objective, n_trials=1, catch=())  # at least one trial, whatever timeout
+        if trials > 1:
+            left = None if timeout is None else timeout - (time.perf_counter() - start)
+            if left is None or left > 0:
+                study.optimize(objective, n_trials=trials - 1, timeout=left, catch=())
+    finally:
+        optuna.logging.set_verbosity(verbosity)
     best = max(records, key=lambda r: r["score"])
     if progress:
         print("kernelne tune: refitting the best settings on the whole graph",
@@ -316,17 +408,63 @@ def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarra
     return float(f1_score(dense[test_mask], pred, average="micro"))
 
 
+def write_outputs(result: TuneResult, output: str | Path, report: str | Path | None,
+                  labels: Any = None) -> None:
+    """Write the embedding and, if asked, the report folder: all of them or none.
+
+    The report (the part that can fail: its plots) is drawn in a temporary folder first, then
+    the embedding is written, then the report's files are moved into place. On any failure
+    nothing new is left behind.
+    """
+    import shutil
+    import tempfile
+
+    from kernelne.embedding_io import nodes_sidecar, save_embedding
+
+    output = Path(output)
+    written: list[Path] = []
+    staging = None
+    try:
+        if report is not None:
+            report = Path(report)
+            staging = Path(tempfile.mkdtemp(dir=report if report.is_dir() else report.parent,
+                                            prefix=f".{report.name}.", suffix=".tmp"))
+            result.write_report(staging, labels)
+        existed = {p: p.exists() for p in (output, nodes_sidecar(output))}
+        save_embedding(output, result.model.embedding_, result.model.nodes_)
+        written = [p for p, was in existed.items() if not was and p.exists()]
+        if staging is not None:
+            if report.is_dir():
+                for item in staging.iterdir():
+                    os.replace(item, report / item.name)
+            else:
+                os.rename(staging, report)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        if staging is not None and staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 def cmd_tune(args) -> int:
     """``kernelne tune``: search, refit, write the embedding and the report."""
-    from kernelne.embedding_io import save_embedding
+    from kernelne.graph import iter_records
     from kernelne.outputs import check_output_path
 
-    check_output_path(args.output, [args.graph, args.labels, args.test_nodes])
+    inputs = [args.graph, args.labels, args.test_nodes]
+    check_output_path(args.output, inputs)
     if args.report:
-        check_output_path(args.report, [args.graph, args.labels], folder=True)
+        check_output_path(args.report, inputs, folder=True)
+        if os.path.realpath(args.report) == os.path.realpath(args.output):
+            raise InputError("--report is the embedding output (-o): choose another folder",
+                             args.report)
     test_nodes = None
     if args.test_nodes:
-        test_nodes = Path(args.test_nodes).read_text(encoding="utf-8").split()
+        test_nodes = [x for _, fields in iter_records(args.test_nodes) for x in fields]
+        if not test_nodes:
+            raise InputError("no node ids found (empty file)", args.test_nodes)
     fixed: dict[str, Any] = {}
     for name in ("dim", "workers"):
         if getattr(args, name) is not None:
@@ -335,9 +473,7 @@ def cmd_tune(args) -> int:
                   timeout=args.timeout, seed=args.seed, test_nodes=test_nodes,
                   holdout=args.holdout, search_walks=args.search_walks, fixed=fixed,
                   progress=not args.quiet)
-    save_embedding(args.output, result.model.embedding_, result.model.nodes_)
-    if args.report:
-        result.write_report(args.report, args.labels)
+    write_outputs(result, args.output, args.report, args.labels)
     print(result.table())
     print(f"validation  {result.validation}")
     print(f"best        {json.dumps(result.best_params)}  {result.metric} "
