@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -88,6 +89,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
     table = evaluate_link_prediction(
         args.embedding, split, operators=operators, classifier=default_edge_classifier(args.C),
         method=args.method or stem(args.embedding), dataset=dataset, select=args.select,
+        progress=not args.no_progress and sys.stderr.isatty(),
     )
     emit(table, args)
     return 0
@@ -173,6 +175,9 @@ def register(subparsers) -> None:
     linkpred.add_argument("--select", action="store_true",
                           help="choose the operator (among --operator) and C by 3-fold "
                           "cross-validated ROC-AUC on the training pairs only; one result")
+    linkpred.add_argument("--no-progress", action="store_true",
+                          help="no progress bar (there is none either when stderr is not a "
+                          "terminal)")
     add_common(linkpred)
     linkpred.set_defaults(func=cmd_linkpred)
 

@@ -57,18 +57,25 @@ def _edge_scores(model: Any, X: np.ndarray) -> np.ndarray:
 def select_operator_and_C(
     vectors: np.ndarray, pairs: np.ndarray, y: np.ndarray, operators: Sequence[str],
     Cs: Sequence[float] = SELECT_CS, classifier: Any = None, folds: int = 3, seed: int = 0,
+    bar: Any = None,
 ) -> tuple[str, float, dict[tuple[str, float], float]]:
     """The (operator, C) with the best mean ROC-AUC over stratified ``folds`` of the training
-    ``pairs`` (labels ``y``), and every candidate's mean AUC. Ties: the first listed."""
+    ``pairs`` (labels ``y``), and every candidate's mean AUC. Ties: the first listed.
+    ``bar``: a tqdm progress bar, advanced by one per classifier fitted."""
     classifier = default_edge_classifier() if classifier is None else classifier
     cv = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(pairs, y))
     means: dict[tuple[str, float], float] = {}
     for op in operators:
         X = edge_features(vectors, pairs, op)
         for C in Cs:
-            aucs = [roc_auc_score(y[val], _edge_scores(
-                clone(classifier).set_params(C=C).fit(X[fit], y[fit]), X[val]))
-                for fit, val in cv]
+            if bar is not None:
+                bar.set_postfix_str(f"{op}, C={C:g}", refresh=False)
+            aucs = []
+            for fit, val in cv:
+                model = clone(classifier).set_params(C=C).fit(X[fit], y[fit])
+                aucs.append(roc_auc_score(y[val], _edge_scores(model, X[val])))
+                if bar is not None:
+                    bar.update()
             means[(op, float(C))] = float(np.mean(aucs))
     best = max(means, key=means.get)
     return best[0], best[1], means
@@ -83,6 +90,7 @@ def evaluate_link_prediction(
     method: str = "embedding",
     dataset: str = "",
     select: bool = False,
+    progress: bool = False,
 ) -> ResultTable:
     """ROC-AUC and average precision of ``embedding`` on ``split``, one pair of rows per operator.
 
@@ -90,7 +98,10 @@ def evaluate_link_prediction(
     ``split.residual_graph()``; its rows are found by the user's node ids. ``select``: one
     pair of rows only, for the operator (among ``operators``) and C (among
     :data:`SELECT_CS`) chosen on the training pairs; its setting reads ``"select:OP,C=C"``.
+    ``progress``: a progress bar (stderr) counting the classifiers fitted.
     """
+    from tqdm.auto import tqdm
+
     unknown = [op for op in operators if op not in OPERATORS]
     if unknown or not operators:
         raise InputError(f"unknown edge operator(s) {unknown} (use {', '.join(OPERATORS)})")
@@ -100,19 +111,26 @@ def evaluate_link_prediction(
     test_pairs, y_test = split.test_pairs()
     classifier = default_edge_classifier() if classifier is None else classifier
     settings = [(op, op) for op in operators]
-    if select:
-        op, C, _ = select_operator_and_C(vectors, train_pairs, y_train, operators,
-                                         classifier=classifier, seed=split.seed)
-        classifier = clone(classifier).set_params(C=C)
-        settings = [(op, f"select:{op},C={C:g}")]
+    folds = 3
+    total = (len(operators) * len(SELECT_CS) * folds + 1) if select else len(operators)
     rows = []
-    for op, setting in settings:
-        model = clone(classifier).fit(edge_features(vectors, train_pairs, op), y_train)
-        scores = _edge_scores(model, edge_features(vectors, test_pairs, op))
-        for metric, value in (
-            ("roc_auc", roc_auc_score(y_test, scores)),
-            ("average_precision", average_precision_score(y_test, scores)),
-        ):
-            rows.append(ResultRow(method, dataset, "link_prediction", setting, metric,
-                                  float(value), 0.0, 1))
+    with tqdm(total=total, unit="fit", desc="link prediction", disable=not progress,
+              dynamic_ncols=True) as bar:
+        if select:
+            op, C, _ = select_operator_and_C(vectors, train_pairs, y_train, operators,
+                                             classifier=classifier, folds=folds,
+                                             seed=split.seed, bar=bar)
+            classifier = clone(classifier).set_params(C=C)
+            settings = [(op, f"select:{op},C={C:g}")]
+        for op, setting in settings:
+            bar.set_postfix_str(setting, refresh=False)
+            model = clone(classifier).fit(edge_features(vectors, train_pairs, op), y_train)
+            scores = _edge_scores(model, edge_features(vectors, test_pairs, op))
+            bar.update()
+            for metric, value in (
+                ("roc_auc", roc_auc_score(y_test, scores)),
+                ("average_precision", average_precision_score(y_test, scores)),
+            ):
+                rows.append(ResultRow(method, dataset, "link_prediction", setting, metric,
+                                      float(value), 0.0, 1))
     return ResultTable(rows)
