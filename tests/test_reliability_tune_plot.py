@@ -340,3 +340,41 @@ def test_fast_reader_hands_pyarrow_no_python_object(tmp_path, monkeypatch):
         path.write_text(text)
         assert load_graph(path).n_edges == 2
     assert seen and all(isinstance(s, pa.BufferReader) for s in seen), seen
+
+
+def small_result():
+    from types import SimpleNamespace
+
+    from kernelne.tune import TuneResult
+
+    model = SimpleNamespace(embedding_=np.ones((3, 2), np.float32), nodes_=np.arange(3))
+    trials = [{"number": 0, "params": {"window": 3}, "score": 0.5, "seconds": 0.1}]
+    return TuneResult("deepwalk", {"window": 3}, 0.5, "roc_auc", trials, model, "test")
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
+    from kernelne.tune import write_outputs
+
+    report = tmp_path / "rep"
+    if existing:
+        report.mkdir()
+    write_outputs(small_result(), tmp_path / "e.npy", report)
+    assert sorted(os.listdir(report)) == ["best.json", "trials.csv", "trials.png"]
+    assert sorted(os.listdir(tmp_path)) == ["e.npy", "rep"]
+
+    for name in os.listdir(report):
+        (report / name).unlink()
+    (tmp_path / "e.npy").unlink()
+    if not existing:
+        report.rmdir()
+    before = set(os.listdir(tmp_path))
+
+    def full(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(importlib.import_module("kernelne.tune"), "plot_trials", full)
+    with pytest.raises(OSError, match="disk full"):
+        write_outputs(small_result(), tmp_path / "e.npy", report)
+    assert set(os.listdir(tmp_path)) == before
+    assert not existing or os.listdir(report) == []
