@@ -364,7 +364,8 @@ def _extensions() -> list[Callable]:
     for module, attr in [("kernelne.evaluation.cli", "register"),
                          ("kernelne.reproduce.cli", "register"),
                          ("kernelne.tune", "register"),
-                         ("kernelne.plot", "register")]:
+                         ("kernelne.plot", "register"),
+                         ("kernelne.generators", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:
