@@ -365,6 +365,7 @@ def _extensions() -> list[Callable]:
                          ("kernelne.reproduce.cli", "register"),
                          ("kernelne.tune", "register"),
                          ("kernelne.plot", "register"),
+                         ("kernelne.datasets", "register"),
                          ("kernelne.generators", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
