@@ -323,7 +323,8 @@ class KernelNE(EmbeddingEstimator):
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
                                             seed=int(seed % 2**32))
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
-        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels), False)
+        # no restart in a partitioned fit: the warning names the narrower kernel to give instead
+        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels), True)
         self.embedding_, self.context_embedding_ = A, B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
