@@ -35,6 +35,17 @@ _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
 _NUMBERISH = re.compile(r"[+-]?[0-9][0-9_.eE+-]*")
 _COMMENTS = ("#", "%")
+# edge weights are stored as float32: each must be a normal float32 (not inf, 0 or subnormal)
+WEIGHT_MIN = float(np.finfo(np.float32).tiny)
+WEIGHT_MAX = float(np.finfo(np.float32).max)
+WEIGHT_RANGE = f"{WEIGHT_MIN:.3g} .. {WEIGHT_MAX:.4g}"
+
+
+def weights_out_of_float32(weights: np.ndarray) -> np.ndarray:
+    """Mask of the (positive, finite) weights that float32 cannot hold: they would become inf,
+    0 or a subnormal number and change the walks silently."""
+    w = np.asarray(weights, dtype=np.float64)
+    return (w > WEIGHT_MAX) | (w < WEIGHT_MIN)
 
 
 @dataclass(eq=False)
@@ -141,6 +152,11 @@ class Graph:
             weights = np.asarray(weights, dtype=np.float64)
             if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
                 raise InputError("edge weights must be positive finite numbers")
+            outside = weights_out_of_float32(weights)
+            if outside.any():
+                raise InputError(
+                    f"edge weight {weights[np.argmax(outside)]:g} is outside the float32 range "
+                    f"{WEIGHT_RANGE} the walks use: rescale the weights")
             if np.all(weights == 1.0):
                 weights = None
 
@@ -286,7 +302,8 @@ def read_edgelist(
         dense, nodes, m, weights = parsed
         if unweighted:
             weights = None
-        if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
+        if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()
+                                        and not weights_out_of_float32(weights).any()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
         dense, nodes, m, weights = _read_lines(path, first_line if header else None)
@@ -369,6 +386,10 @@ def _read_lines(path: Path, skip: int | None):
                 raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
             if w == 0:
                 raise InputError("zero weight (leave the edge out instead)", path, lineno)
+            if weights_out_of_float32(np.array([w]))[0]:
+                raise InputError(f"weight {fields[2]} is outside the float32 range "
+                                 f"{WEIGHT_RANGE} the walks use: rescale the weights",
+                                 path, lineno)
             weights.append(w)
     if not heads:
         raise InputError("no edges found (empty graph)", path)
