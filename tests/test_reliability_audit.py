@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -73,3 +79,80 @@ def test_a_weight_is_kept_or_refused_never_changed_silently(tmp_path, weight):
     w = g.weights[g.indptr[1]] if g.weights is not None else np.float32(1)
     assert np.isfinite(w) and w >= np.finfo(np.float32).tiny
     assert w == np.float32(weight)
+
+
+# --- 2. disk full while writing ---------------------------------------------------------------
+
+class _FullDisk:
+    """A file whose writes fail as on a full disk."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+@pytest.mark.parametrize("name", ["emb.txt", "emb.npy"])
+def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch, name):
+    import builtins
+
+    import kernelne.embedding_io
+
+    graph = tmp_path / "g.txt"
+    graph.write_text(EDGES)
+    out = tmp_path / name
+    monkeypatch.setattr(kernelne.embedding_io, "open",
+                        lambda *a, **k: _FullDisk(builtins.open(*a, **k)), raising=False)
+    code, err = _run(["embed", graph, "-o", out, *FAST], capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"kernelne: error: cannot write {out}: No space left on device"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.txt"]
+
+
+# --- 11. temporaries of killed writers --------------------------------------------------------
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
+    out = tmp_path / "emb.txt"
+    script = ("import os, signal, sys\nfrom kernelne.outputs import atomic_path\n"
+              "with atomic_path(sys.argv[1]) as tmp:\n"
+              "    tmp.write_text('half')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(out)], env=_env())
+    assert done.returncode == -9
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and left[0].startswith(".emb.txt.") and left[0].endswith(".tmp")
+    from kernelne.outputs import atomic_path
+
+    live = tmp_path / f".emb.txt.{os.getpid()}.abcdefgh.tmp"  # a live writer's: kept
+    live.write_text("being written")
+    with atomic_path(out) as tmp:
+        tmp.write_text("whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "emb.txt"])
+    assert out.read_text() == "whole"
+
+
+def test_concurrent_writers_leave_one_whole_file(tmp_path):
+    out = tmp_path / "emb.txt"
+    script = ("import sys\nfrom kernelne.outputs import atomic_path\n"
+              "for _ in range(40):\n"
+              "    with atomic_path(sys.argv[1]) as tmp:\n"
+              "        tmp.write_text(sys.argv[2] * 100000)\n")
+    writers = [subprocess.Popen([sys.executable, "-c", script, str(out), c], env=_env())
+               for c in "abcd"]
+    assert all(w.wait() == 0 for w in writers)
+    text = out.read_text()
+    assert len(text) == 100000 and len(set(text)) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["emb.txt"]
+
+
+def _env():
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
