@@ -274,6 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TrainingError as exc:
         print(f"kernelne: error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError as exc:
+        print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("kernelne: interrupted", file=sys.stderr)
         return 130

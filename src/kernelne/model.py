@@ -28,6 +28,7 @@ from kernelne.graph import Graph, load_graph
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
+from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
 from kernelne.update import partial_fit
@@ -212,6 +213,7 @@ class KernelNE(EmbeddingEstimator):
         self._check_params()
         kernels = self.kernel_dictionary()
         g = load_graph(graph)
+        check_row_memory(g.n_nodes, int(self.dim))
         start = time.perf_counter()
         seed = seed_to_uint64(self.random_state)
         corpus = WalkCorpus(
@@ -316,8 +318,11 @@ class _Run:
         self.seed = seed
         n, d = graph.n_nodes, int(model.dim)
         rng = np.random.default_rng(int(seed))
-        self.A = rng.uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
-        self.B = np.zeros((n, d), dtype=np.float32)
+        try:
+            self.A = uniform_rows(rng, n, d, 0.5 / d)
+            self.B = np.zeros((n, d), dtype=np.float32)
+        except MemoryError:
+            raise out_of_memory(n, d) from None
         self.beta = np.full(len(kernels), 1.0 / len(kernels), dtype=np.float32)
         self.scale = np.full(1, rho, dtype=np.float32)
         self.simplex = simplex

@@ -42,6 +42,7 @@ from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
 from kernelne.kernels import dictionary_arrays
 from kernelne.parallel import numba_threads
+from kernelne.rows import uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import train_walks
 from kernelne.walks import WalkCorpus, count_visits
@@ -118,7 +119,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     B = np.zeros((n, d), dtype=np.float32)
     A[pos[kept]] = model.embedding_[kept]
     B[pos[kept]] = model.context_embedding_[kept]
-    A[new] = rng.uniform(-0.5 / d, 0.5 / d, size=(len(new), d)).astype(np.float32)
+    A[new] = uniform_rows(rng, len(new), d, 0.5 / d)
     rates = np.zeros(n, dtype=np.float32)
     rates[touched] = touched_rate
     rates[new] = 1.0
