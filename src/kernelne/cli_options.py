@@ -124,7 +124,8 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     return "\n".join(lines)
 
 
-def report_graph(graph, out=sys.stderr) -> None:
+def report_graph(graph, out=None) -> None:
+    out = sys.stderr if out is None else out  # the stream of now (tests replace it)
     notes = []
     if graph.self_loops_dropped:
         notes.append(f"dropped {graph.self_loops_dropped:,} self-loops")
@@ -133,6 +134,11 @@ def report_graph(graph, out=sys.stderr) -> None:
     isolated = len(graph.isolated_nodes())
     if isolated:
         notes.append(f"{isolated:,} isolated nodes (their vectors stay at initialisation)")
+    sinks = len(graph.sink_nodes())
+    if sinks:
+        notes.append(f"{sinks:,} nodes with in-edges but no out-edges: walks stop there; their "
+                     "rows are trained only as the last node of the walks that reach them "
+                     "(with the nodes before it as contexts)")
     for note in notes:
         print(f"kernelne: note: {note}", file=out)
 

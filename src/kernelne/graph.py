@@ -84,9 +84,23 @@ class Graph:
     def is_weighted(self) -> bool:
         return self.weights is not None
 
+    def in_degrees(self) -> np.ndarray:
+        """Number of in-edges of each node (the degrees, when undirected)."""
+        if not self.directed:
+            return self.degrees
+        return np.bincount(self.indices, minlength=self.n_nodes)
+
     def isolated_nodes(self) -> np.ndarray:
-        """Dense ids of nodes without (out-)neighbours."""
-        return np.flatnonzero(self.degrees == 0)
+        """Dense ids of nodes without any edge (no out-edge and no in-edge): no walk reaches
+        them, so their embedding rows stay at initialisation."""
+        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() == 0))
+
+    def sink_nodes(self) -> np.ndarray:
+        """Dense ids of the nodes of a directed graph with in-edges but no out-edge: walks stop
+        there, so they are trained only as the last node of the walks that reach them."""
+        if not self.directed:
+            return np.empty(0, dtype=np.int64)
+        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() > 0))
 
     def neighbors(self, v: int) -> np.ndarray:
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
