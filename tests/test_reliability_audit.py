@@ -220,3 +220,22 @@ def test_what_happens_to_sink_and_isolated_rows():
     assert not np.array_equal(m.embedding_[3], init[3])  # the sink's row is trained
     assert np.array_equal(m.embedding_[5], init[5])  # the isolated node's stays
     assert m.isolated_nodes_.tolist() == [5]
+
+
+# --- 5. kernel options the chosen kernel ignores ----------------------------------------------
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--kernels", "gauss:1,sch:1"], "--kernels"),
+    (["--kernel", "sch", "--sigma", "2"], "--sigma"),
+    (["--alpha", "2"], "--alpha"),
+    (["--beta-update", "simplex"], "--beta-update"),
+])
+def test_kernel_options_the_kernel_ignores_get_a_note(tmp_path, capsys, extra, flag):
+    code, err = _run(["embed", KARATE, "-o", tmp_path / "e.txt", *FAST, *extra], capsys)
+    assert code == 0 and f"kernelne: note: {flag} is not used by --kernel" in err
+
+
+def test_kernel_options_the_kernel_uses_get_no_note(tmp_path, capsys):
+    code, err = _run(["embed", KARATE, "-o", tmp_path / "e.txt", *FAST, "--kernel", "multi",
+                      "--kernels", "gauss:1,sch:1", "--beta-reg", "0.1"], capsys)
+    assert code == 0 and "note" not in err

@@ -70,8 +70,26 @@ def read_input_graph(args: argparse.Namespace):
                       header=args.header, unweighted=args.unweighted)
 
 
+# kernel options and the --kernel values that use them
+KERNEL_OPTIONS = {"kernels": ("multi",), "sigma": ("gauss",), "alpha": ("schoenberg", "sch"),
+                  "beta_reg": ("multi",), "beta_update": ("multi",)}
+KERNEL_DEFAULTS = {"kernels": None, "sigma": math.sqrt(2.0), "alpha": 1.0, "beta_reg": 0.01,
+                   "beta_update": "projected"}
+
+
+def report_unused_kernel_options(args: argparse.Namespace) -> None:
+    """A note for every kernel option set on the command line that ``--kernel`` ignores."""
+    for dest, kernels in KERNEL_OPTIONS.items():
+        if getattr(args, dest) != KERNEL_DEFAULTS[dest] and args.kernel not in kernels:
+            flag = "--" + dest.replace("_", "-")
+            print(f"kernelne: note: {flag} is not used by --kernel {args.kernel} (only by "
+                  f"--kernel {kernels[0]})", file=sys.stderr)
+
+
 def model_from_args(args: argparse.Namespace, verbose: bool):
     from kernelne.model import KernelNE
+
+    report_unused_kernel_options(args)
 
     return KernelNE(
         kernel=args.kernel, sigma=args.sigma, alpha=args.alpha, kernels=args.kernels,
