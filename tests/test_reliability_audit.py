@@ -239,3 +239,31 @@ def test_kernel_options_the_kernel_uses_get_no_note(tmp_path, capsys):
     code, err = _run(["embed", KARATE, "-o", tmp_path / "e.txt", *FAST, "--kernel", "multi",
                       "--kernels", "gauss:1,sch:1", "--beta-reg", "0.1"], capsys)
     assert code == 0 and "note" not in err
+
+
+# --- 6. output names: .NPY, .npz, - -----------------------------------------------------------
+
+def test_npy_in_any_case_is_numpy(tmp_path, capsys):
+    from kernelne.embedding_io import load_embedding
+
+    out = tmp_path / "e.NPY"
+    assert _run(["embed", KARATE, "-o", out, *FAST], capsys)[0] == 0
+    assert np.load(out).shape == (34, 4)
+    assert load_embedding(out)[0].shape == (34, 4)
+
+
+def test_npz_output_is_refused_before_any_work(tmp_path, capsys):
+    out = tmp_path / "e.npz"
+    code, err = _run(["embed", KARATE, "-o", out, *FAST], capsys)
+    assert code == 2 and f"kernelne: error: {out}: an embedding is written as .npy" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_writes_the_text_embedding_to_stdout_and_the_summary_to_stderr(tmp_path, capsys,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["embed", str(KARATE), "-o", "-", *FAST[:-1]])
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert code == 0 and lines[0] == "34 4" and len(lines) == 35
+    assert "wrote      standard output" in captured.err and list(tmp_path.iterdir()) == []
