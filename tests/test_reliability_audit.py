@@ -267,3 +267,19 @@ def test_dash_writes_the_text_embedding_to_stdout_and_the_summary_to_stderr(tmp_
     lines = captured.out.splitlines()
     assert code == 0 and lines[0] == "34 4" and len(lines) == 35
     assert "wrote      standard output" in captured.err and list(tmp_path.iterdir()) == []
+
+
+# --- 7. a symbolic link loop ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["loop.txt", "loop.mat", "loop.npz"])
+def test_a_symlink_loop_is_named(tmp_path, capsys, name):
+    loop = tmp_path / name
+    os.symlink(loop, loop)
+    code, err = _run(["embed", loop, "-o", tmp_path / "e.txt", *FAST], capsys)
+    assert code == 2 and err.strip() == (f"kernelne: error: {loop}: cannot read file: symbolic "
+                                         "link loop")
+
+
+def test_a_missing_file_is_still_no_such_file(tmp_path, capsys):
+    code, err = _run(["embed", tmp_path / "none.txt", "-o", tmp_path / "e.txt", *FAST], capsys)
+    assert code == 2 and err.strip().endswith("none.txt: cannot read file: no such file")

@@ -12,8 +12,10 @@ that order so every output can speak them.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -487,6 +489,17 @@ def manifest_node_count(path: Path) -> int | None:
     return None if not entry else int(entry["nodes"])
 
 
+def check_readable(path: Path) -> None:
+    """An :class:`InputError` naming the reason if ``path`` cannot be opened: no such file, a
+    symbolic link loop, no permission."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        reason = {errno.ENOENT: "no such file", errno.ELOOP: "symbolic link loop"}.get(
+            exc.errno, exc.strerror or str(exc))
+        raise InputError(f"cannot read file: {reason}", path) from None
+
+
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
@@ -503,12 +516,11 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         return from_scipy(source, directed=directed)
     if isinstance(source, (str, Path)):
         path = Path(source)
+        check_readable(path)
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
             return Graph(**read_graph_arrays(path))
-        if not path.exists():
-            raise InputError("cannot read file: no such file", path)
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
                              header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")
