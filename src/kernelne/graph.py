@@ -311,7 +311,7 @@ def read_edgelist(
     except (EOFError, gzip.BadGzipFile, OSError) as exc:
         raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
                          path) from None
-    first_line = _check_header(path, header)
+    first_line, header = _check_header(path, header)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
     del data
     if parsed is not None:
@@ -325,6 +325,8 @@ def read_edgelist(
         dense, nodes, m, weights = _read_lines(path, first_line if header else None)
         if unweighted:
             weights = None
+    if not header:
+        _warn_if_header_like(path, first_line, dense, nodes, m)
     if n_nodes is not None:
         if nodes.dtype == object or nodes[0] < 0 or nodes[-1] >= n_nodes:
             raise InputError(f"node ids must be integers in 0..{n_nodes - 1}", path)
@@ -335,27 +337,73 @@ def read_edgelist(
     return Graph.from_edges(src, dst, weights, len(nodes), nodes, directed=directed)
 
 
-def _check_header(path: Path, header: bool) -> int | None:
-    """Line number of the first record; an InputError if it looks like a header line (no id
-    that looks like a number, above lines whose ids are all integers) and ``header`` is
-    false."""
+# column names that mark a first line as a header even above string ids
+HEADER_WORDS = frozenset({
+    "source", "target", "from", "to", "src", "dst", "dest", "destination", "node", "nodes",
+    "node1", "node2", "node_1", "node_2", "u", "v", "head", "tail", "id1", "id2", "weight",
+    "weights", "w", "start", "end", "origin", "sender", "receiver", "in", "out"})
+
+
+def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
+    """``(line number of the first record, whether to skip it as a header)``.
+
+    * ``header`` and the first line is an edge of integer ids like the lines below it: an
+      InputError (``--header`` would drop an edge).
+    * not ``header``, a first line without a number-like id above integer ids: an InputError
+      (pass ``--header``).
+    * not ``header``, a first line of column names (:data:`HEADER_WORDS`) above string ids:
+      skipped as a header, with a warning.
+    """
     records = []
     for lineno, fields in iter_records(path):
         records.append((lineno, fields))
         if len(records) == 50:
             break
     if not records:
-        return None
+        return None, header
     lineno, fields = records[0]
-    if header or len(records) < 2:
-        return lineno
     ids = lambda f: f[:2]  # noqa: E731
-    if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and all(
-            is_canonical_int(t) for _, f in records[1:] for t in ids(f)):
+    rest_ints = len(records) >= 2 and all(
+        is_canonical_int(t) for _, f in records[1:] for t in ids(f))
+    if header:
+        if rest_ints and len(fields) in (2, 3) and all(is_canonical_int(t) for t in ids(fields)):
+            raise InputError(
+                f"--header (header=True): the first line {' '.join(fields)!r} is an edge of "
+                "integer ids like the lines below it, not column names: it would be dropped "
+                "(leave out --header)", path, lineno)
+        return lineno, True
+    if len(records) < 2:
+        return lineno, False
+    if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and rest_ints:
         raise InputError(
             f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
             "(header=True) to skip it", path, lineno)
-    return lineno
+    if len(fields) in (2, 3) and all(t.lower() in HEADER_WORDS for t in fields):
+        import warnings
+
+        warnings.warn(f"{path}:{lineno}: {' '.join(fields)!r} taken for column names and "
+                      "skipped (pass --header to say so)", stacklevel=3)
+        return lineno, True
+    return lineno, False
+
+
+def _warn_if_header_like(path: Path, lineno: int | None, dense: np.ndarray, nodes: np.ndarray,
+                         m: int) -> None:
+    """Warn when the first edge's two string ids appear nowhere else in the file: it may be a
+    header line read as an edge."""
+    if lineno is None or nodes.dtype != object or m < 2:
+        return
+    first = (dense[0], dense[m])
+    if first[0] == first[1]:
+        return
+    counts = np.bincount(dense, minlength=len(nodes))
+    if counts[first[0]] == 1 and counts[first[1]] == 1:
+        import warnings
+
+        names = f"{nodes[first[0]]} {nodes[first[1]]}"
+        warnings.warn(f"{path}:{lineno}: the first line {names!r} names two nodes that appear "
+                      "nowhere else: if it holds column names, pass --header to skip it",
+                      stacklevel=3)
 
 
 def _drop_line(data: bytes, lineno: int | None) -> bytes:
