@@ -276,6 +276,7 @@ class KernelNE(EmbeddingEstimator):
         self.degrees_ = g.degrees
         self.walks_ = np.concatenate(stored) if stored else None
         self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
         self.fit_seconds_ = time.perf_counter() - start
         self.stage_seconds_ = {
             "walks": counting_seconds + run.walk_seconds,
