@@ -377,3 +377,17 @@ def test_older_model_files_fall_back_to_params_or_accept(models, tmp_path):
     with pytest.raises(InputError, match="fitted on a directed graph"):
         model.partial_fit(load_graph(KARATE))
     model.partial_fit(KARATE)  # a path is read as the model's graph was
+
+
+# --- 10. reproduce validates before creating anything -----------------------------------------
+
+@pytest.mark.parametrize("option, value", [("--workers", "0"), ("--workers", "-2"),
+                                           ("--repeats", "0")])
+def test_reproduce_refuses_bad_counts_before_creating_anything(tmp_path, capsys, monkeypatch,
+                                                               option, value):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--quick", "--out", str(tmp_path / "r"), option, value])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"argument {option}: {value}: must be at least 1" in err
+    assert list(tmp_path.iterdir()) == []

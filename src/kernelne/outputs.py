@@ -71,6 +71,20 @@ def job_count(text: str) -> int:
     return value
 
 
+def positive_count(text: str) -> int:
+    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
+    while parsing, so nothing is created before a bad value is refused)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
+    return value
+
+
 def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     """Processes worth starting: at most one per task and one per core."""
     cores = os.cpu_count() or 1
