@@ -103,11 +103,15 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
 
 
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
+    from kernelne.diagnostics import MIN_ROWS
+
+    compiling = model.stage_seconds_.get("compiling", 0.0)
+    running = model.fit_seconds_ - compiling
     lines = [
         f"graph      {graph.summary()}",
         f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
-        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(model.fit_seconds_, 1e-9):,.0f}"
-        " pairs/s",
+        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(running, 1e-9):,.0f}"
+        " pairs/s" + (" (compiling excluded)" if compiling else ""),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
     if model.shared_negatives:
@@ -125,9 +129,13 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         lines.append(f"loss       positive (1-k)^2 {hist[0, 1]:.4f} -> {hist[-1, 1]:.4f}, "
                      f"negative k^2 {hist[0, 2]:.4f} -> {hist[-1, 2]:.4f} (first -> last chunk)")
     h = model.health_
-    lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
-                 f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
-                 + ("  << COLLAPSED" if h.collapsed else ""))
+    if getattr(h, "measured", True):
+        lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
+                     f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
+                     + ("  << COLLAPSED" if h.collapsed else ""))
+    else:
+        lines.append(f"health     not measured (fewer than {MIN_ROWS} nodes in the walks: too "
+                     "few for the statistics)")
     if len(model.kernels_) > 1:
         hist = model.beta_history_
         snapshots = [("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
@@ -136,9 +144,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             lines.append(f"{label:17} " + ", ".join(
                 f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
     stages = model.stage_seconds_
-    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, walks "
-                 f"{stages['walks']:.1f} s, training {stages['training']:.1f} s), peak memory "
-                 f"{peak_memory_mb():.0f} MiB")
+    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, "
+                 + (f"compiling {compiling:.1f} s (first run only), " if compiling else "")
+                 + f"walks {stages['walks']:.1f} s, training {stages['training']:.1f} s), "
+                 f"peak memory {peak_memory_mb():.0f} MiB")
     return "\n".join(lines)
 
 
