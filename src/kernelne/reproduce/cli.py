@@ -97,7 +97,7 @@ def register(subparsers) -> None:
     p.add_argument("--write-config", metavar="FILE",
                    help="write the default settings file to FILE for editing, and stop")
     p.add_argument("--quick", action="store_true",
-                   help="the reduced grid of the settings' [quick] table (minutes)")
+                   help="the reduced grid of the settings' [quick] table (under a minute)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets")
     p.add_argument("--methods", nargs="+", metavar="NAME",
                    help="only these methods (link-prediction heuristics such as katz included; "
