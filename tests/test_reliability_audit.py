@@ -444,3 +444,17 @@ def test_describe_fit_takes_compiling_out_of_the_speed():
     assert "1,000 at 1,000 pairs/s (compiling excluded)" in text
     assert "compiling 20.0 s (first run only), walks 0.5 s, training 0.5 s" in text
     assert "neighbour AUC 0.900" in text
+
+
+@pytest.mark.parametrize("bad", [np.inf, 0.0, 1e-40])
+def test_npz_graph_weights_float32_cannot_use_are_refused(tmp_path, bad):
+    from kernelne.graph_npz import save_graph
+
+    path = tmp_path / "g.npz"
+    save_graph(load_graph(from_scipy(sp.csr_matrix(np.array([[0, 2.0], [2.0, 0]])))), path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["weights"] = np.array([bad, bad], dtype=np.float32)
+    np.savez(path, **arrays)
+    with pytest.raises(InputError, match="edge weights must be positive normal float32"):
+        load_graph(path)
