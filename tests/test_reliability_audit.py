@@ -458,3 +458,13 @@ def test_npz_graph_weights_float32_cannot_use_are_refused(tmp_path, bad):
     np.savez(path, **arrays)
     with pytest.raises(InputError, match="edge weights must be positive normal float32"):
         load_graph(path)
+
+
+def test_a_special_file_output_is_refused_not_replaced(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, err = _run(["embed", KARATE, "-o", fifo, *FAST], capsys)
+    assert code == 2 and "not a regular file" in err
+    import stat
+
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the pipe

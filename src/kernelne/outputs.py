@@ -45,6 +45,9 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = ()
     else:
         if out.is_dir():
             raise InputError("cannot write: it is an existing folder", out)
+        if out.exists() and not out.is_file():  # the atomic rename would replace the node
+            raise InputError("cannot write: not a regular file (a device, pipe or socket); "
+                             "-o - writes text to standard output", out)
         probe_dir = out.parent
     if not probe_dir.is_dir():
         raise InputError("cannot write: its folder does not exist", out)
