@@ -30,18 +30,32 @@ def _gib(n_bytes: float) -> str:
     return f"{n_bytes / 2**30:,.1f} GiB"
 
 
+def available_memory() -> tuple[int, str] | None:
+    """``(bytes, what)``: the memory the kernel reports available (``MemAvailable``), else the
+    machine's physical memory; None if neither can be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "available"
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "in this machine"
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def check_row_memory(n: int, d: int, matrices: int = 2) -> None:
     """An :class:`InputError` naming the sizes if ``matrices`` float32 ``n x d`` row matrices
-    need more than this machine's memory."""
+    need more memory than is available (checked before any work: past it the kernel's
+    out-of-memory killer, not a MemoryError, would likely end the run)."""
     need = float(matrices) * n * d * 4
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = None
-    if total is not None and need > total:
+    memory = available_memory()
+    if memory is not None and need > memory[0]:
         raise InputError(
             f"dim={d:,}: the rows need {matrices} x {n:,} nodes x {d:,} float32 = {_gib(need)}, "
-            f"more than this machine's {_gib(total)} of memory: lower --dim")
+            f"more than the {_gib(memory[0])} of memory {memory[1]}: lower --dim")
 
 
 def out_of_memory(n: int, d: int, matrices: int = 2) -> InputError:
