@@ -105,7 +105,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
     from kernelne.diagnostics import MIN_ROWS
 
-    compiling = model.stage_seconds_.get("compiling", 0.0)
+    compiling = getattr(model, "compile_seconds_", 0.0)
     running = model.fit_seconds_ - compiling
     lines = [
         f"graph      {graph.summary()}",
