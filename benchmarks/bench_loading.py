@@ -4,7 +4,7 @@ Each measurement runs in a fresh Python process (so peak RSS is that load's own)
 ``--repeats`` runs. The line reader is timed on the first ``--line-edges`` edges only (it is
 slow) and its time scaled per edge; the ratio is per edge.
 
-    python benchmarks/bench_loading.py /tmp/sbm1m.edges      # make_sbm.py 1000000 10000000 ...
+    python benchmarks/bench_loading.py /tmp/sbm1m.edges   # kernelne generate 1000000 10000000 ...
 """
 
 from __future__ import annotations

@@ -32,10 +32,10 @@ from kernelne.evaluation import (
     evaluate_node_classification,
     make_link_split,
 )
-from kernelne.kernels import dictionary_arrays, parse_kernel
+from kernelne.kernels import parse_kernel
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 
 ORDER = ("gauss:1.41421", "sch:1", "gauss:2", "sch:2", "gauss:3", "sch:0.5", "gauss:1")
 RATIOS = (0.1, 0.5, 0.9)
@@ -48,19 +48,15 @@ METHODS = {
 
 def train_once(walks, n: int, specs, learn_beta: bool, threads: int, dim: int = 128):
     """A closure running one pass of :func:`train_walks` from a fresh start (compiled once)."""
-    kinds, params = dictionary_arrays([parse_kernel(s) for s in specs])
-    prob, alias = alias_table(np.bincount(walks[walks >= 0], minlength=n) ** 0.75)
+    kernels = [parse_kernel(s) for s in specs]
+    noise = Noise(*alias_table(np.bincount(walks[walks >= 0], minlength=n) ** 0.75))
+    settings = TrainSettings(float(walks.size), learn_beta=learn_beta, seed=1)
 
     def run(w=walks):
         A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
         B = np.zeros((n, dim), np.float32)
-        beta = np.full(len(kinds), 1.0 / len(kinds), np.float32)
         with numba_threads(threads):
-            train_walks(
-                w, 0, float(walks.size), A, B, kinds, params, beta, learn_beta,
-                np.float32(0.01), prob, alias, 10, 5, np.float32(0.025), np.float32(1e-4),
-                np.float32(0.01), np.uint64(1),
-            )
+            train_walks(w, 0, A, B, kernel_arrays(kernels), noise, settings)
 
     run(walks[:64])
     return run

@@ -1,7 +1,8 @@
 """Scaling: KernelNE on planted-partition graphs of 10^4..10^6 nodes (average degree 20).
 
 For each size the script writes a labelled degree-corrected planted-partition graph with
-``shared/tools/make_sbm.py`` (N nodes, 10 N edges, 50 communities, mixing 0.5, seed 0) and
+``kernelne.generators`` (``kernelne generate N 10N 50 0.5 PREFIX``: N nodes, 10 N edges, 50
+communities, mixing 0.5, seed 0; the same graph as the reference ``make_sbm.py``) and
 measures, each stage in a fresh process (so peak memory is that stage's own):
 
 * load: the text edge list and the binary ``.npz`` (seconds, peak MiB; medians);
@@ -33,7 +34,6 @@ import numpy as np
 from bench_training import count_pairs, gensim_run
 
 REPO = Path(__file__).resolve().parents[1]
-MAKE_SBM = REPO.parent / "shared" / "tools" / "make_sbm.py"
 
 LOAD = r"""
 import json, resource, sys, time
@@ -79,8 +79,8 @@ def child(code: str, *args: str) -> dict:
 def make_graph(n: int, work: Path) -> Path:
     prefix = work / f"sbm_{n}"
     if not (work / f"sbm_{n}.edges").exists():
-        subprocess.run([sys.executable, str(MAKE_SBM), str(n), str(10 * n), "50", "0.5",
-                        str(prefix), "0"], check=True)
+        subprocess.run([sys.executable, "-m", "kernelne.cli", "generate", str(n), str(10 * n),
+                        "50", "0.5", str(prefix), "--seed", "0"], check=True)
     npz = work / f"sbm_{n}.npz"
     if not npz.exists():
         subprocess.run([sys.executable, "-m", "kernelne.cli", "convert",

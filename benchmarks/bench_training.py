@@ -18,10 +18,10 @@ from _common import timed
 from gensim.models import Word2Vec
 
 from kernelne import load_dataset, random_walks
-from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
+from kernelne.kernels import Kernel, parse_kernel
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 
 
 def count_pairs(walks: np.ndarray, window: int) -> int:
@@ -36,10 +36,11 @@ def count_pairs(walks: np.ndarray, window: int) -> int:
 
 def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
                  shared_negatives=False):
-    kinds, params = dictionary_arrays(kernels)
+    kernel = kernel_arrays(kernels)
     counts = np.bincount(walks[walks >= 0], minlength=n)
-    prob, alias = alias_table(counts**0.75)
-    beta = np.full(len(kernels), 1.0 / len(kernels), np.float32)
+    noise = Noise(*alias_table(counts**0.75))
+    settings = TrainSettings(float(walks.size), learn_beta=len(kernels) > 1, seed=1,
+                             shared_negatives=shared_negatives)
 
     # allocated once: each timed run continues training (as gensim's runs do)
     A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
@@ -47,20 +48,12 @@ def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
 
     def run():
         with numba_threads(threads):
-            train_walks(
-                walks, 0, float(walks.size), A, B, kinds, params, beta, len(kernels) > 1,
-                np.float32(0.01), prob, alias, 10, 5, np.float32(0.025), np.float32(1e-4),
-                np.float32(0.01), np.uint64(1), shared_negatives=shared_negatives,
-            )
+            train_walks(walks, 0, A, B, kernel, noise, settings)
 
     run_small = walks[:64]
     with numba_threads(threads):  # compile outside the timing
-        train_walks(
-            run_small, 0, float(walks.size), np.zeros((n, dim), np.float32),
-            np.zeros((n, dim), np.float32), kinds, params, beta, len(kernels) > 1,
-            np.float32(0.01), prob, alias, 10, 5, np.float32(0.025), np.float32(1e-4),
-            np.float32(0.01), np.uint64(1), shared_negatives=shared_negatives,
-        )
+        train_walks(run_small, 0, np.zeros((n, dim), np.float32),
+                    np.zeros((n, dim), np.float32), kernel, noise, settings)
     return run
 
 

@@ -5,7 +5,8 @@ For each run, every few chunks: the neighbour AUC and the rows' shape statistics
 edges (positives) and random pairs (negatives); the loss history of the fit; Micro-F1 at 50%
 at the end. Writes ``docs/figures/collapse_*.png`` and prints a table (docs/COLLAPSE.md).
 
-    python benchmarks/collapse_diagnosis.py --dense /tmp/dense   # make_sbm.py ... /tmp/dense 1
+    kernelne generate 10000 330000 40 0.6 /tmp/dense --seed 1
+    python benchmarks/collapse_diagnosis.py --dense /tmp/dense
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from kernelne import KernelNE, load_graph  # noqa: E402
+from kernelne.datasets import find_data_dir  # noqa: E402
 from kernelne.diagnostics import embedding_health, sample_edges  # noqa: E402
 from kernelne.evaluation import evaluate_node_classification  # noqa: E402
 
@@ -122,15 +124,18 @@ def plot(results: list[dict], out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dense", required=True, help="prefix of make_sbm.py output (dense graph)")
-    ap.add_argument("--data", default="../shared/datasets")
+    ap.add_argument("--dense", required=True,
+                    help="prefix of `kernelne generate` output (dense graph)")
+    ap.add_argument("--data", default=None,
+                    help="data folder (default: $KERNELNE_DATA, else the packaged networks)")
     ap.add_argument("--out", default="docs/figures")
     ap.add_argument("--every", type=int, default=4, help="chunks between measurements")
     ap.add_argument("--json", default=None, help="also write the measurements here")
     args = ap.parse_args()
+    data = find_data_dir(args.data)
     graphs = {
         "dense": (args.dense + ".edges", args.dense + ".labels"),
-        "cora": (f"{args.data}/cora.edges.gz", f"{args.data}/cora.labels.gz"),
+        "cora": (f"{data}/cora.edges.gz", f"{data}/cora.labels.gz"),
     }
     loaded = {key: load_graph(path) for key, (path, _) in graphs.items()}
     results = []

@@ -11,7 +11,7 @@ import pytest
 
 from kernelne.datasets import find_data_dir
 from kernelne.demo import planted_partition
-from kernelne.errors import InputError
+from kernelne.generators import planted_partition_sbm
 from kernelne.graph import Graph, from_networkx
 
 
@@ -48,17 +48,21 @@ def kite() -> Graph:
 
 @pytest.fixture(scope="session")
 def data_dir():
-    try:
-        return find_data_dir()
-    except InputError:
-        pytest.skip("no dataset folder (shared/datasets) available")
-
+    """The data folder: the paper's networks shipped in the package (or $KERNELNE_DATA)."""
+    return find_data_dir()
 
 
 @pytest.fixture(scope="session")
 def planted():
     """The demo's planted partition (4 groups of 100 nodes) and each node's group."""
     return planted_partition(0)
+
+
+@pytest.fixture(scope="session")
+def sbm():
+    """A degree-corrected planted partition of the package's generator (2,000 nodes, 10,000
+    edges, 5 communities, mixing 0.3, seed 0): ``(edges, communities)``."""
+    return planted_partition_sbm(2000, 10000, 5, 0.3, seed=0)
 
 
 @pytest.fixture(scope="session")

@@ -118,6 +118,19 @@ def test_missing_nodes_are_named():
         evaluate_node_classification(X, Y, ratios=[0.5], **FAST)
 
 
+def test_missing_nodes_skipped_on_request():
+    """missing="skip": the labelled nodes the embedding lacks are left out and listed; the
+    scores are those of the labelled nodes it has."""
+    X = np.eye(2)[np.arange(40) % 2]
+    Y = np.eye(2, dtype=bool)[np.arange(43) % 2]  # nodes 40, 41, 42 have no row
+    table = evaluate_node_classification(X, Y, ratios=[0.5], missing="skip", **FAST)
+    assert [int(x) for x in table.skipped] == [40, 41, 42]
+    kept = evaluate_node_classification(X, Y[:40], ratios=[0.5], **FAST)
+    assert table.records() == kept.records() and len(kept.skipped) == 0
+    with pytest.raises(InputError, match="'error' or 'skip'"):
+        evaluate_node_classification(X, Y, ratios=[0.5], missing="drop", **FAST)
+
+
 def test_bad_parameters():
     X, y = np.zeros((10, 2)), np.arange(10) % 2
     for kwargs, message in [({"ratios": [0.0]}, "strictly between"),
@@ -162,6 +175,29 @@ def test_cli_classify(planted, tmp_path, capsys, write):
     assert "missing from the embedding: 999, 1000" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["evaluate", "classify", str(emb), str(labels), "--ratios", "150%"])
+
+
+def test_cli_classify_missing_skip(planted, tmp_path, capsys, write):
+    """--missing skip drops labelled nodes the embedding lacks and says how many; the scores
+    equal those of the label file without them."""
+    model, groups = planted
+    emb = tmp_path / "kne.txt"
+    save_embedding(emb, model.embedding_, model.nodes_)
+    known = "".join(f"{v} {g}\n" for v, g in zip(model.nodes_, groups, strict=True))
+    extra = write("extra.labels", known + "999 0\n1000 1\n")
+    args = ["--ratios", "50%", "--repeats", "2", "--jobs", "1", "--rule", "top-k"]
+    assert main(["evaluate", "classify", str(emb), str(extra), *args]) == 2
+    assert "2 node(s) missing from the embedding" in capsys.readouterr().err
+    skip = tmp_path / "skip.json"
+    assert main(["evaluate", "classify", str(emb), str(extra), *args, "--missing", "skip",
+                 "-o", str(skip), "--dataset", "pp"]) == 0
+    assert "skipped 2 labelled node(s) the embedding lacks (--missing skip): 999, 1000" in (
+        capsys.readouterr().out)
+    full = tmp_path / "full.json"
+    assert main(["evaluate", "classify", str(emb), str(write("pp.labels", known)), *args,
+                 "-o", str(full), "--dataset", "pp"]) == 0
+    assert "skipped" not in capsys.readouterr().out
+    assert json.loads(skip.read_text()) == json.loads(full.read_text())
 
 
 def test_results_table_text_and_bad_output(tmp_path, capsys, write):

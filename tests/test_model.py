@@ -15,7 +15,7 @@ from kernelne.graph import read_edgelist
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.model import DEFAULT_DICTIONARY
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import KernelArrays, Noise, TrainSettings, train_walks
 
 SMALL = {"dim": 16, "walks_per_node": 5, "walk_length": 8, "window": 3, "negatives": 3}
 
@@ -345,7 +345,7 @@ def test_multi_kernel_weights_stay_stable_over_the_first_walks(planted):
     B = np.zeros((n, d), np.float32)
     for i in range(3):
         train_walks(
-            walks[i : i + 1], i, 1e6, A, B, kinds, params, beta, True, np.float32(0.01), prob,
-            alias, 10, 5, np.float32(0.025), np.float32(1e-4), np.float32(0.01), np.uint64(1),
+            walks[i : i + 1], i, A, B, KernelArrays(kinds, params, beta, np.ones(1, np.float32)),
+            Noise(prob, alias), TrainSettings(1e6, learn_beta=True, seed=1),
         )
         assert beta.sum() > 0.1 and beta.max() < 1.0, (i, beta)

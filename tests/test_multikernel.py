@@ -22,7 +22,7 @@ from kernelne import KernelNE
 from kernelne.graph import from_networkx
 from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import KernelArrays, Noise, TrainSettings, train_walks
 
 F32 = np.float32
 SMALL = {"dim": 16, "walks_per_node": 5, "walk_length": 8, "window": 3, "negatives": 3}
@@ -46,8 +46,8 @@ def one_pair(kernels, beta, A, B, lr=0.1, reg=0.0, beta_reg=0.0):
     A, B = A.astype(F32), B.astype(F32)
     beta = np.asarray(beta, F32).copy()
     pairs = train_walks(
-        np.array([[0, 1]]), 0, 1.0, A, B, kinds, params, beta, True, F32(beta_reg), prob, alias,
-        1, 1, F32(lr), F32(0.0), F32(reg), np.uint64(5),
+        np.array([[0, 1]]), 0, A, B, KernelArrays(kinds, params, beta, np.ones(1, F32)),
+        Noise(prob, alias), TrainSettings(1.0, 1, 1, lr, 0.0, reg, beta_reg, True, seed=5),
     )
     assert pairs == 2  # the second pair has learning rate 0
     return A, B, beta

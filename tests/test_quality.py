@@ -10,20 +10,10 @@ CiteSeer 0.612-0.614. The authors' C++ code gives 0.827 and 0.616, the paper 0.8
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from kernelne import KernelNE
-from kernelne.datasets import find_data_dir, load_dataset
-from kernelne.errors import InputError
+from kernelne.datasets import load_dataset
 from kernelne.evaluation import evaluate_node_classification
-
-try:
-    find_data_dir()
-    HAVE_DATA = True
-except InputError:
-    HAVE_DATA = False
-
-pytestmark = pytest.mark.skipif(not HAVE_DATA, reason="no data folder (../shared/datasets)")
 
 
 def micro_f1_at_half(name: str, seed: int, **params) -> float:

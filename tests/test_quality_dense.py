@@ -1,14 +1,13 @@
 """Full-size check of issue #9 (slow): the dense planted-partition graph of the issue.
 
-``make_sbm.py 10000 330000 40 0.6 dense 1`` (shared/tools): measured here, seed 0, Micro-F1
+``kernelne generate 10000 330000 40 0.6 dense --seed 1`` (the same graph as the reference
+script ``make_sbm.py 10000 330000 40 0.6 dense 1``): measured here, seed 0, Micro-F1
 at 50%: paper Gauss 0.90, paper Schoenberg 0.05 (collapsed); robust default 0.9965 (Gauss)
 and 0.9961 (Schoenberg). Run with ``python -m pytest -m slow`` (a few minutes on 2 cores).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -16,18 +15,15 @@ import pytest
 from kernelne import KernelNE, load_graph
 from kernelne.diagnostics import DegenerateEmbeddingWarning
 from kernelne.evaluation import evaluate_node_classification
+from kernelne.generators import write_planted_partition
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def dense(data_dir, tmp_path_factory):
-    tool = data_dir.parent / "tools" / "make_sbm.py"
-    if not tool.exists():
-        pytest.skip("shared/tools/make_sbm.py not found")
+def dense(tmp_path_factory):
     prefix = tmp_path_factory.mktemp("dense") / "dense"
-    subprocess.run([sys.executable, str(tool), "10000", "330000", "40", "0.6", str(prefix), "1"],
-                   check=True, capture_output=True)
+    write_planted_partition(prefix, 10000, 330000, 40, 0.6, seed=1)
     return load_graph(f"{prefix}.edges"), f"{prefix}.labels"
 
 

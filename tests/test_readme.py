@@ -28,3 +28,15 @@ def test_sample_graph_is_shipped():
     g = load_graph(ROOT / "examples" / "karate.edgelist")
     assert (g.n_nodes, g.n_edges) == (34, 78)
     pytest.importorskip("networkx")
+
+
+def test_readme_data_files_exist(data_dir, monkeypatch):
+    """Every ``$DATA/FILE`` of the README's command lines is a file of the packaged data."""
+    from kernelne.datasets import packaged_data_dir
+
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    files = set(re.findall(r"\$DATA/([\w.]+)", text))
+    assert {"cora.edges.gz", "cora.labels.gz", "facebook.edges.gz"} <= files
+    for name in files:
+        assert (packaged_data_dir() / name).is_file(), name

@@ -238,14 +238,31 @@ def test_narrowing(tiny_data, tiny_config, tmp_path, count_fits):
                      "--datasets", "astroph") == 2
 
 
-def test_no_data_folder(tmp_path, monkeypatch, capsys):
+def test_data_folder_choice(tmp_path, monkeypatch, capsys):
+    """--data-dir, else $KERNELNE_DATA, else the packaged networks; a chosen folder without
+    MANIFEST.json is an error naming it (the packaged data is not used silently instead)."""
+    from kernelne.datasets import find_data_dir, packaged_data_dir
+
     monkeypatch.delenv("KERNELNE_DATA", raising=False)
-    monkeypatch.setattr("kernelne.datasets.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # nothing beside the working directory either
+    assert find_data_dir() == packaged_data_dir()
+    assert (find_data_dir() / "cora.edges.gz").is_file()
+    monkeypatch.setenv("KERNELNE_DATA", str(tmp_path))
     assert reproduce("--out", tmp_path / "out") == 2
-    assert "no data folder found" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not a data folder" in err and "KERNELNE_DATA" in err and str(tmp_path) in err
     assert reproduce("--data-dir", tmp_path, "--out", tmp_path / "out") == 2
     assert "MANIFEST.json" in capsys.readouterr().err
+
+
+def test_packaged_data_missing_is_explained(tmp_path, monkeypatch):
+    from kernelne import datasets
+    from kernelne.errors import InputError
+
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+    monkeypatch.setattr(datasets.resources, "files", lambda package: tmp_path)
+    with pytest.raises(InputError, match="packaged data folder is missing.*KERNELNE_DATA"):
+        datasets.find_data_dir()
 
 
 def test_dask_scheduler(tiny_data, tiny_config, tmp_path):

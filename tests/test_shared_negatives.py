@@ -20,7 +20,7 @@ from kernelne.diagnostics import (
 )
 from kernelne.kernels import Kernel, dictionary_arrays
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import KernelArrays, Noise, TrainSettings, train_walks
 from kernelne.walks import WalkCorpus, count_visits, walk_starts
 
 F32 = np.float32
@@ -58,9 +58,9 @@ def run_trainer(walk, A, B, neg_weights, negatives, window, lr0, total, reg, sha
     kinds, params = dictionary_arrays([Kernel("gauss", float(np.sqrt(2.0)))])
     prob, alias = alias_table(neg_weights)
     return train_walks(
-        np.array([walk]), 0, total, A, B, kinds, params, np.ones(1, F32), False, F32(0), prob,
-        alias, window, negatives, F32(lr0), F32(1e-9), F32(reg), np.uint64(3),
-        shared_negatives=shared,
+        np.array([walk]), 0, A, B, KernelArrays(kinds, params, np.ones(1, F32), np.ones(1, F32)),
+        Noise(prob, alias), TrainSettings(total, window, negatives, lr0, 1e-9, reg, 0.0,
+                                          shared_negatives=shared, seed=3),
     )
 
 

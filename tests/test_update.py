@@ -14,7 +14,7 @@ from kernelne.graph_npz import save_graph
 from kernelne.kernels import Kernel, dictionary_arrays
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
-from kernelne.trainer import train_walks
+from kernelne.trainer import KernelArrays, Noise, TrainSettings, train_walks
 from kernelne.walks import WalkCorpus
 
 SMALL = dict(dim=16, walks_per_node=10, walk_length=8, window=4, workers=1, random_state=3,
@@ -179,10 +179,12 @@ def test_trainer_rates_ones_is_the_plain_step_and_zeros_write_nothing(kite):
         A = np.random.default_rng(0).uniform(-0.1, 0.1, (kite.n_nodes, 8)).astype(np.float32)
         B = np.random.default_rng(1).uniform(-0.1, 0.1, (kite.n_nodes, 8)).astype(np.float32)
         with numba_threads(1):  # one thread: no Hogwild races, bit-for-bit comparable
-            pairs = train_walks(walks, 0, float(walks.size), A, B, kinds, params,
-                                np.ones(1, np.float32), False, np.float32(0.0), prob, alias, 3,
-                                2, np.float32(0.025), np.float32(1e-4), np.float32(0.01),
-                                np.uint64(5), rates=rates)
+            pairs = train_walks(
+                walks, 0, A, B,
+                KernelArrays(kinds, params, np.ones(1, np.float32), np.ones(1, np.float32)),
+                Noise(prob, alias), TrainSettings(float(walks.size), 3, 2, beta_reg=0.0, seed=5),
+                rates=rates,
+            )
         return A, B, pairs
 
     plain, ones = run(None), run(np.ones(kite.n_nodes, np.float32))

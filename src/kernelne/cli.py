@@ -243,7 +243,9 @@ def _extensions() -> list[Callable]:
     for module, attr in [("kernelne.evaluation.cli", "register"),
                          ("kernelne.reproduce.cli", "register"),
                          ("kernelne.tune", "register"),
-                         ("kernelne.plot", "register")]:
+                         ("kernelne.plot", "register"),
+                         ("kernelne.datasets", "register"),
+                         ("kernelne.generators", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:
@@ -271,9 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+    try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except InputError as exc:
         print(f"kernelne: error: {exc}", file=sys.stderr)

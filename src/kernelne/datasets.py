@@ -1,18 +1,22 @@
-"""The dataset-folder format (``shared/datasets``) and node-label files.
+"""The dataset-folder format, the paper's seven networks shipped with the package, and
+node-label files.
 
 A data folder holds ``NAME.edges.gz`` (``u v`` per line, dense ids), optionally
 ``NAME.labels.gz`` (``node label`` per (node, label) pair) and ``NAME.label_fractions.gz``
 (``node label fraction``: each node's share per label), and a ``MANIFEST.json`` that gives
-each network's node count. The folder is found from ``--data-dir``, else the environment
-variable ``KERNELNE_DATA``, else ``../shared/datasets`` seen from the working directory or from
-this source checkout.
+each network's node count, source, checksums and transformation. The package ships one
+(``kernelne/data``: the paper's seven networks, read with :mod:`importlib.resources`). The
+folder used is ``--data-dir`` if given, else the environment variable ``KERNELNE_DATA`` if set,
+else the packaged one.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -24,25 +28,33 @@ from kernelne.graph import Graph, is_canonical_int, iter_records, read_edgelist
 DATA_ENV = "KERNELNE_DATA"
 
 
+def packaged_data_dir() -> Path:
+    """The folder of the networks shipped inside the package (``kernelne/data``)."""
+    folder = resources.files("kernelne") / "data"
+    if not isinstance(folder, Path) or not (folder / "MANIFEST.json").is_file():
+        raise InputError(  # e.g. a zipped install, or a source tree without its data
+            f"the packaged data folder is missing ({folder}): pass --data-dir or set {DATA_ENV}"
+        )
+    return folder
+
+
 def find_data_dir(data_dir: str | Path | None = None) -> Path:
-    """The data folder to use; :class:`InputError` with a hint when there is none."""
+    """The data folder to use: ``data_dir``, else ``$KERNELNE_DATA``, else the packaged one.
+
+    :class:`InputError` if the folder chosen holds no ``MANIFEST.json``.
+    """
     if data_dir is not None:
         path = Path(data_dir)
         if not (path / "MANIFEST.json").is_file():
             raise InputError("not a data folder (no MANIFEST.json inside)", path)
         return path
-    candidates = []
     if os.environ.get(DATA_ENV):
-        candidates.append(Path(os.environ[DATA_ENV]))
-    candidates.append(Path.cwd().parent / "shared" / "datasets")
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "datasets")
-    for path in candidates:
-        if (path / "MANIFEST.json").is_file():
-            return path
-    raise InputError(
-        f"no data folder found: pass --data-dir or set {DATA_ENV} to a folder holding "
-        "MANIFEST.json and NAME.edges.gz files"
-    )
+        path = Path(os.environ[DATA_ENV])
+        if not (path / "MANIFEST.json").is_file():
+            raise InputError(f"not a data folder (no MANIFEST.json inside; set by {DATA_ENV}: "
+                             "unset it to use the packaged networks)", path)
+        return path
+    return packaged_data_dir()
 
 
 @dataclass
@@ -163,3 +175,58 @@ def load_single_labels(name: str, data_dir: str | Path | None = None) -> sp.csr_
     folder = find_data_dir(data_dir)
     n_nodes = int(load_manifest(folder)[name]["nodes"])
     return single_labels(read_label_fractions(folder / f"{name}.label_fractions.gz", n_nodes))
+
+
+def describe_datasets(data_dir: str | Path | None = None) -> list[dict]:
+    """One row per network of the data folder's manifest: name, nodes, edges, labels (count,
+    ``"-"`` if unlabelled, ``"multi"`` noted), components and source."""
+    rows = []
+    for name, info in load_manifest(data_dir).items():
+        n_labels = info.get("labels")
+        if not n_labels:
+            labels = "-"
+        else:
+            multi = info.get("multi_labelled_nodes", 0)
+            labels = f"{n_labels} (multi)" if multi else str(n_labels)
+        source = info.get("source") or {}
+        origin = Path(source.get("path", "")).name
+        if source.get("repo"):
+            origin = f"{origin} ({source['repo']})" if origin else source["repo"]
+        rows.append({"name": name, "nodes": int(info["nodes"]), "edges": int(info["edges"]),
+                     "labels": labels, "components": info.get("components", ""),
+                     "source": origin or "-"})
+    return rows
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    folder = find_data_dir(args.data_dir)
+    if args.path:
+        print(folder)
+        return 0
+    rows = describe_datasets(folder)
+    header = ["name", "nodes", "edges", "labels", "components", "source"]
+    cells = [header] + [
+        [r["name"], f"{r['nodes']:,}", f"{r['edges']:,}", r["labels"], f"{r['components']:,}"
+         if isinstance(r["components"], int) else str(r["components"]), r["source"]]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = {"nodes", "edges", "components"}
+    for row in cells:
+        print("  ".join(c.rjust(w) if h in right else c.ljust(w)
+                        for c, w, h in zip(row, widths, header, strict=True)).rstrip())
+    print(f"folder: {folder} (format, sources and transformations: README.md, MANIFEST.json)")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``datasets`` to the ``kernelne`` CLI."""
+    p = subparsers.add_parser(
+        "datasets", help="list the networks of the data folder (the paper's seven, shipped)",
+        description="List the networks of the data folder with their statistics: by default "
+        f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
+    p.add_argument("--data-dir", help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, "
+                   "else the packaged networks)")
+    p.add_argument("--path", action="store_true",
+                   help="print the data folder's path only (e.g. $(kernelne datasets --path))")
+    p.set_defaults(func=cmd_datasets)

@@ -2,7 +2,7 @@
 
 Sources: edge-list text (space, tab or comma separated; ``#``/``%`` comments; optional weight
 column; string or integer ids; gzip read transparently), the dataset-folder format of
-``shared/datasets`` (an edge file beside a ``MANIFEST.json`` that gives the node count), MATLAB
+``kernelne/data`` (an edge file beside a ``MANIFEST.json`` that gives the node count), MATLAB
 ``.mat`` files, networkx graphs and scipy sparse matrices.
 
 Undirected by default: edges are symmetrised, self-loops and duplicate edges are dropped and

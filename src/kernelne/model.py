@@ -26,12 +26,13 @@ from kernelne.diagnostics import (
 from kernelne.errors import TrainingError
 from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
-from kernelne.kernels import Kernel, dictionary_arrays, parse_kernel
+from kernelne.kernels import Kernel, parse_kernel
 from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
+from kernelne.partitioned import fit_partitioned, remove_folder
 from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
-from kernelne.trainer import train_walks
+from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
 from kernelne.update import partial_fit
 from kernelne.walks import WalkCorpus, count_visits
 
@@ -91,6 +92,14 @@ class KernelNE(EmbeddingEstimator):
             :func:`kernelne.trainer.train_walks`): the same loss, about 4x fewer kernel
             evaluations and random rows per pair. ``False`` (default) is the paper's k
             negatives per pair. On large graphs (10^5+ nodes) training is several times faster.
+        partitions: train in ``P`` partitions, bucket by bucket with only two blocks of rows in
+            memory, on this machine or on a Dask cluster (``fit(graph, client=...)``); see
+            :mod:`kernelne.partitioned` and docs/DISTRIBUTED.md. 1 (default) is the plain fit.
+        partition_dir: the folder of a partitioned fit's blocks, walks and checkpoints (a
+            fit restarted with the same folder resumes; ``embedding_`` is then memory-mapped
+            from it). ``None``: a temporary folder, removed after the fit.
+        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``
+            picks about 256 MB of walks per round.
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -148,6 +157,9 @@ class KernelNE(EmbeddingEstimator):
         beta_update: str = "projected",
         robust: bool = True,
         shared_negatives: bool = False,
+        partitions: int = 1,
+        partition_dir: str | None = None,
+        rounds: int | None = None,
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -173,6 +185,9 @@ class KernelNE(EmbeddingEstimator):
         self.beta_update = beta_update
         self.robust = robust
         self.shared_negatives = shared_negatives
+        self.partitions = partitions
+        self.partition_dir = partition_dir
+        self.rounds = rounds
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -202,23 +217,35 @@ class KernelNE(EmbeddingEstimator):
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if self.reg < 0 or self.beta_reg < 0:
             raise ValueError("reg and beta_reg must be >= 0")
+        if int(self.partitions) < 1 or (self.rounds is not None and int(self.rounds) < 1):
+            raise ValueError(f"partitions and rounds must be at least 1, got partitions="
+                             f"{self.partitions}, rounds={self.rounds}")
+        if int(self.partitions) > 1 and self.shared_negatives:
+            raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
+                             "drop shared_negatives")
         if self.beta_update not in BETA_UPDATES:
             raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
                              f"got {self.beta_update!r}")
 
-    def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None) -> KernelNE:
+    def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
+            client: Any = None) -> KernelNE:
         """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes).
 
         ``monitor(pairs, A, B)``, if given, is called after every chunk of walks with the
         number of pairs trained so far and the current rows (to watch training; do not keep
-        references to the arrays: they change in place).
+        references to the arrays: they change in place). ``client``: a
+        ``distributed.Client`` whose workers train a partitioned fit's buckets.
         """
         self._check_params()
         kernels = self.kernel_dictionary()
         g = load_graph(graph)
-        check_row_memory(g.n_nodes, int(self.dim))
         start = time.perf_counter()
         seed = seed_to_uint64(self.random_state)
+        if int(self.partitions) > 1:
+            return self._fit_partitioned(g, kernels, seed, client, start)
+        if client is not None:
+            raise ValueError("a Dask client trains partitioned fits only: set partitions > 1")
+        check_row_memory(g.n_nodes, int(self.dim))  # in memory (partitioned: on disk)
         corpus = WalkCorpus(
             g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
         )
@@ -289,6 +316,42 @@ class KernelNE(EmbeddingEstimator):
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self
 
+    def _fit_partitioned(self, g: Graph, kernels: list[Kernel], seed, client,
+                         start: float) -> KernelNE:
+        """:func:`kernelne.partitioned.fit_partitioned`, and the fitted attributes."""
+        with numba_threads(self.workers):
+            run = fit_partitioned(self, g, kernels, seed, client, progress=self.verbose)
+            if run.pairs == 0:
+                raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
+            A, B = run.A, run.B
+            if self.partition_dir is None:  # a temporary folder: the rows come into memory
+                A, B = np.array(A), np.array(B)
+                remove_folder(Path(run.A.filename).parent)
+            check_finite(A, B, run.beta)
+            self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
+                                            seed=int(seed % 2**32))
+        self.embedding_, self.context_embedding_ = A, B
+        self.nodes_ = g.nodes
+        self.kernels_ = kernels
+        self.kernel_scale_ = 1.0
+        self.narrowed_ = []
+        self.beta_update_ = self.beta_update
+        self.beta_ = run.beta
+        self.beta_history_ = np.array([run.beta])
+        self.n_pairs_ = run.pairs
+        self.loss_history_ = np.array(run.losses, dtype=float).reshape(-1, 3)
+        self.n_walks_ = self.epochs * self.walks_per_node * g.n_nodes
+        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.walk_counts_ = run.counts
+        self.degrees_ = g.degrees
+        self.walks_ = None
+        self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
+        self.partition_run_ = run
+        return self
+
     def partial_fit(self, graph: Any, touched_rate: float = 0.0,
                     new_walks_factor: int = 2) -> KernelNE:
         """Embed the new nodes of ``graph`` (the grown graph: old nodes plus new ones) without
@@ -319,8 +382,7 @@ class _Run:
 
     def __init__(self, model, graph, corpus, stored, negatives, kernels, seed, rho, simplex):
         self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
-        self.neg_prob, self.neg_alias = negatives
-        self.kinds, self.params = dictionary_arrays(kernels)
+        self.noise = Noise(*negatives)
         self.seed = seed
         n, d = graph.n_nodes, int(model.dim)
         rng = np.random.default_rng(int(seed))
@@ -329,8 +391,8 @@ class _Run:
             self.B = np.zeros((n, d), dtype=np.float32)
         except MemoryError:
             raise out_of_memory(n, d) from None
-        self.beta = np.full(len(kernels), 1.0 / len(kernels), dtype=np.float32)
-        self.scale = np.full(1, rho, dtype=np.float32)
+        self.kernel = kernel_arrays(kernels, scale=rho)
+        self.beta, self.scale = self.kernel.beta, self.kernel.scale
         self.simplex = simplex
         self.history = [self.beta.copy()]
         self.loss_rows: list[tuple[int, float, float]] = []
@@ -347,7 +409,8 @@ class _Run:
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
         total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
         snapshot_every = max(1, total_chunks // 10)
-        learn_beta = len(self.beta) > 1
+        settings = train_settings(m, total_centers, self.seed, learn_beta=len(self.beta) > 1,
+                                  beta_simplex=self.simplex)
         losses = np.zeros(2)
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
                    desc="training", dynamic_ncols=True)
@@ -364,11 +427,8 @@ class _Run:
                     started = time.perf_counter()
                     self.walk_seconds += started - before
                     chunk_pairs = train_walks(
-                        walks, epoch * corpus.n_walks + first, total_centers, self.A, self.B,
-                        self.kinds, self.params, self.beta, learn_beta, np.float32(m.beta_reg),
-                        self.neg_prob, self.neg_alias, int(m.window), int(m.negatives),
-                        np.float32(m.lr), np.float32(m.min_lr), np.float32(m.reg), self.seed,
-                        losses, self.scale, self.simplex, bool(m.shared_negatives),
+                        walks, epoch * corpus.n_walks + first, self.A, self.B, self.kernel,
+                        self.noise, settings, losses,
                     )
                     self.pairs += chunk_pairs
                     before = time.perf_counter()
@@ -381,7 +441,7 @@ class _Run:
                     if monitor is not None:
                         monitor(self.pairs, self.A, self.B)
                     step += 1
-                    if learn_beta and step % snapshot_every == 0:
+                    if settings.learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())
                     if check_shell and step >= CHECKPOINT * total_chunks and (
                             self.pairs >= min_pairs):

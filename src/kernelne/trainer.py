@@ -37,12 +37,13 @@ only.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 from numba import njit, prange
 
-from kernelne.kernels import LINEAR, kernel_value
+from kernelne.kernels import LINEAR, dictionary_arrays, kernel_value
 from kernelne.prefetch import prefetch_row
 from kernelne.sampling import alias_draw, stream_state
 
@@ -50,6 +51,75 @@ _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
 _TWO = np.float32(2.0)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
+
+
+class KernelArrays(NamedTuple):
+    """A kernel dictionary as the numba code reads it: ``kinds`` (int), ``params`` (float32:
+    ``1/sigma^2`` or ``alpha``), the weights ``beta`` (float32, learned in place) and the
+    kernel scale ``scale`` (float32, length 1: distance kernels see ``rho ||a - b||^2``)."""
+
+    kinds: np.ndarray
+    params: np.ndarray
+    beta: np.ndarray
+    scale: np.ndarray
+
+
+class Noise(NamedTuple):
+    """The negatives' distribution: an alias table (:func:`kernelne.sampling.alias_table`)."""
+
+    prob: np.ndarray
+    alias: np.ndarray
+
+
+class TrainSettings(NamedTuple):
+    """The scalar settings of a training run (numba reads the record as a tuple, at no cost).
+
+    ``total_centers``: the run's number of centers (the learning-rate schedule's length);
+    ``lr``, ``min_lr``: ``lr_t = max(lr (1 - t / T), min_lr)``; ``reg``, ``beta_reg``: the L2
+    penalties of the rows and of the kernel weights; ``learn_beta``: the weights are learned
+    (MKernelNE), ``beta_simplex`` on the simplex; ``shared_negatives``: one set of negatives per
+    center; ``seed``: the negatives' streams.
+    """
+
+    total_centers: float
+    window: int = 10
+    negatives: int = 5
+    lr: float = 0.025
+    min_lr: float = 1e-4
+    reg: float = 0.01
+    beta_reg: float = 0.01
+    learn_beta: bool = False
+    beta_simplex: bool = False
+    shared_negatives: bool = False
+    seed: int = 0
+
+    def typed(self) -> TrainSettings:
+        """The record with numba's types fixed (one compiled signature for every caller)."""
+        return TrainSettings(
+            float(self.total_centers), int(self.window), int(self.negatives),
+            np.float32(self.lr), np.float32(self.min_lr), np.float32(self.reg),
+            np.float32(self.beta_reg), bool(self.learn_beta), bool(self.beta_simplex),
+            bool(self.shared_negatives), np.uint64(self.seed),
+        )
+
+
+def train_settings(model, total_centers: float, seed, **changes) -> TrainSettings:
+    """The :class:`TrainSettings` of a :class:`~kernelne.model.KernelNE`'s parameters
+    (``changes``: fields set otherwise, e.g. ``learn_beta``)."""
+    settings = TrainSettings(
+        total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
+        model.reg, model.beta_reg, shared_negatives=bool(model.shared_negatives), seed=seed,
+    )
+    return settings._replace(**changes).typed()
+
+
+def kernel_arrays(kernels, beta=None, scale: float = 1.0) -> KernelArrays:
+    """The :class:`KernelArrays` of a list of :class:`~kernelne.kernels.Kernel` (``beta``:
+    the weights to train in place, default ``1/m`` each)."""
+    kinds, params = dictionary_arrays(kernels)
+    if beta is None:
+        beta = np.full(len(kinds), 1.0 / len(kinds), dtype=np.float32)
+    return KernelArrays(kinds, params, beta, np.full(1, scale, dtype=np.float32))
 
 
 @njit(inline="always", fastmath=True)
@@ -113,9 +183,9 @@ def _blend(row, stepped, r):
 
 
 def train_walks(
-    walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, losses=None, scale=None,
-    beta_simplex=False, shared_negatives=False, rates=None,
+    walks: np.ndarray, first_walk: int, A: np.ndarray, B: np.ndarray, kernel: KernelArrays,
+    noise: Noise, settings: TrainSettings, losses: np.ndarray | None = None,
+    rates: np.ndarray | None = None,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -124,29 +194,24 @@ def train_walks(
     threads takes one contiguous block of walks. Returns the number of (center, context) pairs
     trained. ``losses`` (float64, length 2), if given, is incremented by the chunk's summed
     positive terms ``(1 - k)^2`` and negative terms ``k^2``, each measured just before its step.
-    ``scale`` (float32, length 1): the kernel scale ``rho`` (distance kernels see ``rho s``;
-    default 1).
-    ``beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient (mirror
-    descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i)`` with
-    ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected step.
-    ``shared_negatives``: one set of k negatives per center, shared by all its contexts (see
-    :func:`_train_walk`) instead of k fresh negatives per pair.
+    ``settings.beta_simplex``: the kernel weights stay on the simplex, one exponentiated-gradient
+    (mirror descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2
+    g_i)`` with ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected
+    step. ``settings.shared_negatives``: one set of k negatives per center, shared by all its
+    contexts (see :func:`_train_walk`) instead of k fresh negatives per pair.
     ``rates`` (float32, length n, in [0, 1]), if given: each row's learning-rate multiplier
     (0 = frozen: never written); ``None`` trains every row at the full rate. Not with
     ``shared_negatives``.
     """
-    if scale is None:
-        scale = np.ones(1, dtype=np.float32)
+    settings = settings.typed()
     if rates is None:
         rates = np.empty(0, dtype=np.float32)
-    elif shared_negatives:
+    elif settings.shared_negatives:
         raise ValueError("per-row rates (partial fits) need negatives per pair")
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     pairs = int(_train_blocks(
-        walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-        neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-        scale, beta_simplex, shared_negatives, rates,
+        walks, first_walk, A, B, kernel, noise, settings, n_blocks, block_losses, rates,
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -154,22 +219,17 @@ def train_walks(
 
 
 @njit(parallel=True, fastmath=True, cache=True)
-def _train_blocks(
-    walks, first_walk, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg,
-    neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed, n_blocks, block_losses,
-    scale, beta_simplex, shared_negatives, rates,
-):
+def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_losses, rates):
     n_walks = walks.shape[0]
     d = A.shape[1]
-    m = kinds.shape[0]
-    linear = kinds[0] == LINEAR
+    m = kernel.kinds.shape[0]
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
         neu = np.zeros(d, np.float32)
         kv = np.empty(m, np.float32)
         gbeta = np.zeros(m, np.float32)
-        negs = np.empty(negatives, np.int64)
-        ahead = np.empty(negatives, np.int64)
+        negs = np.empty(cfg.negatives, np.int64)
+        ahead = np.empty(cfg.negatives, np.int64)
         scratch = np.empty(d, np.float32)
         loss = block_losses[blk]
         count = 0
@@ -181,10 +241,8 @@ def _train_blocks(
                         prefetch_row(A, np.int64(w))
                         prefetch_row(B, np.int64(w))
             count += _train_walk(
-                walks[i], first_walk + i, total_centers, A, B, kinds, params, beta, learn_beta,
-                beta_reg, neg_prob, neg_alias, window, negatives, lr0, min_lr, reg, seed,
-                linear, neu, kv, gbeta, negs, ahead, loss, scale[0], beta_simplex,
-                shared_negatives, rates, scratch,
+                walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta, negs,
+                ahead, loss, rates, scratch,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -212,10 +270,47 @@ def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
 
 
 @njit(inline="always", fastmath=True)
+def _draw_negatives(state, negs, ahead, noise, B):
+    """The pair's negatives are the ones drawn one pair ahead; draw the next pair's and
+    prefetch their rows of ``B``. Returns the generator's new state."""
+    for k in range(negs.shape[0]):
+        negs[k] = ahead[k]
+        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+        prefetch_row(B, ahead[k])
+    return state
+
+
+@njit(inline="always", fastmath=True)
+def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss):
+    """The k + 1 terms of the pair (``a``, context row ``B[u]``) with negatives ``negs`` (rows
+    of ``B``), then the center's step ``a <- (1 - lr lambda + ca) a + neu``. Adds the positive
+    and negative squared errors to ``loss[0]``, ``loss[1]``; accumulates ``gbeta``."""
+    rho = kernel.scale[0]
+    ca = _ZERO
+    for k in range(negs.shape[0] + 1):
+        if k == 0:
+            row = B[u]
+            y = _ONE
+        else:
+            row = B[negs[k - 1]]
+            y = _ZERO
+        err, ca_k = _term(
+            a, row, neu, y, lr, lr_reg, linear, kernel.kinds, kernel.params, kernel.beta, kv, rho
+        )
+        ca += ca_k
+        loss[min(k, 1)] += err * err
+        if learn_beta:
+            for j in range(kv.shape[0]):
+                gbeta[j] += err * kv[j]
+    keep = _ONE - lr_reg + ca
+    for t in range(a.shape[0]):
+        a[t] = keep * a[t] + neu[t]
+        neu[t] = _ZERO
+
+
+@njit(inline="always", fastmath=True)
 def _train_walk(
-    walk, walk_id, total_centers, A, B, kinds, params, beta, learn_beta, beta_reg, neg_prob,
-    neg_alias, window, negatives, lr0, min_lr, reg, seed, linear, neu, kv, gbeta, negs, ahead,
-    loss, rho, beta_simplex, shared_negatives, rates, scratch,
+    walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, negs, ahead, loss, rates, scratch,
 ):
     """All pairs of one walk; returns their number. ``neu``..``ahead`` and ``scratch`` are
     scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms'
@@ -229,36 +324,37 @@ def _train_walk(
     k random rows of B instead of ``|C| k``. The center row is updated once per center.
     """
     d = A.shape[1]
-    m = kinds.shape[0]
+    m = kernel.kinds.shape[0]
+    kinds, params, beta = kernel.kinds, kernel.params, kernel.beta
+    rho = kernel.scale[0]
+    linear = kinds[0] == LINEAR
+    window, negatives, reg = cfg.window, cfg.negatives, cfg.reg
+    learn_beta, beta_reg, beta_simplex = cfg.learn_beta, cfg.beta_reg, cfg.beta_simplex
     masked = rates.shape[0] > 0
     length = walk.shape[0]
-    state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
+    state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
     # Negatives are drawn one pair (or center) ahead and their rows prefetched.
     for k in range(negatives):
-        state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
+        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     count = 0
     n = length
     while n > 0 and walk[n - 1] < 0:
         n -= 1
     center_index = walk_id * length
-    pos_loss = _ZERO
-    neg_loss = _ZERO
+    pair_loss = np.zeros(2, np.float32)
     for pos in range(n):
-        frac = 1.0 - (center_index + pos) / total_centers
-        lr = np.float32(max(lr0 * frac, min_lr))
+        frac = 1.0 - (center_index + pos) / cfg.total_centers
+        lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
         lr_reg = lr * reg
         a = A[walk[pos]]
         lo = max(0, pos - window)
         hi = min(n, pos + window + 1)
-        if shared_negatives:
+        if cfg.shared_negatives:
             n_ctx = hi - lo - 1
             if n_ctx <= 0:
                 continue
             count += n_ctx
-            for k in range(negatives):
-                negs[k] = ahead[k]
-                state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
-                prefetch_row(B, ahead[k])
+            state = _draw_negatives(state, negs, ahead, noise, B)
             ca = _ZERO
             for c in range(lo, hi):
                 if c == pos:
@@ -267,7 +363,7 @@ def _train_walk(
                     a, B[walk[c]], neu, _ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho
                 )
                 ca += ca_k
-                pos_loss += err * err
+                pair_loss[0] += err * err
                 if learn_beta:
                     for j in range(m):
                         gbeta[j] += err * kv[j]
@@ -279,7 +375,7 @@ def _train_walk(
                     kv, rho,
                 )
                 ca += ca_k
-                neg_loss += w * err * err
+                pair_loss[1] += w * err * err
                 if learn_beta:
                     for j in range(m):
                         gbeta[j] += w * err * kv[j]
@@ -296,48 +392,52 @@ def _train_walk(
             if masked and rates[walk[pos]] == _ZERO and rates[walk[c]] == _ZERO:
                 continue
             count += 1
-            for k in range(negatives):
-                negs[k] = ahead[k]
-                state, ahead[k] = alias_draw(state, neg_prob, neg_alias)
-                prefetch_row(B, ahead[k])
-            ca = _ZERO
-            for k in range(negatives + 1):
-                if k == 0:
-                    u = np.int64(walk[c])
-                    y = _ONE
-                else:
-                    u = negs[k - 1]
-                    y = _ZERO
-                if masked and rates[u] != _ONE:  # step a copy, keep a fraction of it
-                    if rates[u] == _ZERO and rates[walk[pos]] == _ZERO:
-                        continue  # two frozen rows: nothing to learn
-                    scratch[:] = B[u]
-                    err, ca_k = _term(
-                        a, scratch, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
-                    )
-                    if rates[u] != _ZERO:
-                        _blend(B[u], scratch, rates[u])
-                else:
-                    err, ca_k = _term(
-                        a, B[u], neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho
-                    )
-                ca += ca_k
-                if k == 0:
-                    pos_loss += err * err
-                else:
-                    neg_loss += err * err
-                if learn_beta:
-                    for j in range(m):
-                        gbeta[j] += err * kv[j]
-            keep = _ONE - lr_reg + ca
-            if masked:  # the center's step at its rate; a frozen center is not written
-                keep = _scale_step(neu, keep, rates[walk[pos]])
-            if not masked or rates[walk[pos]] != _ZERO:
-                for t in range(d):
-                    a[t] = keep * a[t] + neu[t]
-                    neu[t] = _ZERO
+            state = _draw_negatives(state, negs, ahead, noise, B)
+            if not masked:
+                _pair(a, B, np.int64(walk[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
+                      learn_beta, pair_loss)
+            else:
+                _masked_pair(a, B, np.int64(walk[c]), negs, neu, kv, gbeta, lr, lr_reg, linear,
+                             kernel, learn_beta, pair_loss, rates, rates[walk[pos]], scratch)
             if learn_beta:  # one step per pair, as for the rows
                 _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
-    loss[0] += pos_loss
-    loss[1] += neg_loss
+    loss[0] += pair_loss[0]
+    loss[1] += pair_loss[1]
     return count
+
+
+@njit(inline="always", fastmath=True)
+def _masked_pair(a, B, u_pos, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
+                 loss, rates, rate_a, scratch):
+    """:func:`_pair` with per-row rates: each row takes ``rate`` times its step, a frozen row
+    (rate 0) is never written, a term between two frozen rows is skipped."""
+    rho = kernel.scale[0]
+    ca = _ZERO
+    for k in range(negs.shape[0] + 1):
+        if k == 0:
+            u = u_pos
+            y = _ONE
+        else:
+            u = negs[k - 1]
+            y = _ZERO
+        if rates[u] != _ONE:  # step a copy, keep a fraction of it
+            if rates[u] == _ZERO and rate_a == _ZERO:
+                continue  # two frozen rows: nothing to learn
+            scratch[:] = B[u]
+            err, ca_k = _term(a, scratch, neu, y, lr, lr_reg, linear, kernel.kinds,
+                              kernel.params, kernel.beta, kv, rho)
+            if rates[u] != _ZERO:
+                _blend(B[u], scratch, rates[u])
+        else:
+            err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kernel.kinds, kernel.params,
+                              kernel.beta, kv, rho)
+        ca += ca_k
+        loss[min(k, 1)] += err * err
+        if learn_beta:
+            for j in range(kv.shape[0]):
+                gbeta[j] += err * kv[j]
+    keep = _scale_step(neu, _ONE - lr_reg + ca, rate_a)  # a frozen center is not written
+    if rate_a != _ZERO:
+        for t in range(a.shape[0]):
+            a[t] = keep * a[t] + neu[t]
+            neu[t] = _ZERO

@@ -41,11 +41,10 @@ import numpy as np
 from kernelne.diagnostics import check_finite
 from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
-from kernelne.kernels import dictionary_arrays
 from kernelne.parallel import numba_threads
 from kernelne.rows import uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
-from kernelne.trainer import train_walks
+from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
 from kernelne.walks import WalkCorpus, count_visits
 
 MIN_SHARED = 0.5  # the new graph must hold at least this fraction of the model's nodes
@@ -165,21 +164,20 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
 def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
            rates: np.ndarray, counts: np.ndarray, seed: np.uint64) -> tuple[int, list]:
     """One run of :func:`train_walks` over the update's walks, rows at their ``rates``."""
-    neg_prob, neg_alias = alias_table(counts.astype(np.float64) ** 0.75)
-    kinds, params = dictionary_arrays(model.kernels_)
-    beta = np.array(model.beta_, dtype=np.float32)  # fixed: learn_beta is off
-    scale = np.full(1, model.kernel_scale_, dtype=np.float32)
+    noise = Noise(*alias_table(counts.astype(np.float64) ** 0.75))
+    # the weights stay fixed: learn_beta is off
+    kernel = kernel_arrays(model.kernels_, np.array(model.beta_, dtype=np.float32),
+                           model.kernel_scale_)
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
+    settings = train_settings(model, total_centers, seed, shared_negatives=False)
     losses = np.zeros(2)
     pairs, rows = 0, []
     for epoch in range(model.epochs):
         for first, walks in corpus:
             losses[:] = 0
             chunk_pairs = train_walks(
-                walks, epoch * corpus.n_walks + first, total_centers, A, B, kinds, params, beta,
-                False, np.float32(model.beta_reg), neg_prob, neg_alias, int(model.window),
-                int(model.negatives), np.float32(model.lr), np.float32(model.min_lr),
-                np.float32(model.reg), seed, losses, scale, False, rates=rates,
+                walks, epoch * corpus.n_walks + first, A, B, kernel, noise, settings, losses,
+                rates,
             )
             pairs += chunk_pairs
             rows.append((pairs, losses[0] / max(chunk_pairs, 1),

@@ -194,6 +194,7 @@ def evaluate_node_classification(
     method: str = "embedding",
     dataset: str = "",
     select_C: Sequence[float] | None = None,
+    missing: str = "error",
 ) -> ResultTable:
     """Micro-/Macro-F1 (mean, std over ``repeats``) of ``embedding`` at each training ratio.
 
@@ -202,7 +203,10 @@ def evaluate_node_classification(
     user's ids; default ``0..n-1``, or the file's ids). ``classifier``: a binary scikit-learn
     classifier, trained one-vs-rest (default :func:`default_classifier`). ``select_C``:
     candidate values of the classifier's C, one chosen per split on its training nodes only
-    (e.g. :data:`SELECT_CS`).
+    (e.g. :data:`SELECT_CS`). ``missing``: what to do with labelled nodes the embedding
+    lacks (e.g. isolated nodes of a graph read from an edge list): ``"error"`` (default) names
+    them and stops; ``"skip"`` leaves them out, and the result's ``skipped`` attribute holds
+    their ids.
     """
     if rule not in RULES:
         raise InputError(f"unknown prediction rule {rule!r} (use {' or '.join(RULES)})")
@@ -220,13 +224,16 @@ def evaluate_node_classification(
     if len(label_nodes) != Y.shape[0]:
         raise InputError(f"{len(label_nodes)} node ids for {Y.shape[0]} label rows")
     labelled = np.flatnonzero(Y.getnnz(axis=1) > 0)
+    emb_rows = embedding_rows(emb_nodes, np.asarray(label_nodes)[labelled], embedding, missing)
+    skipped = np.asarray(label_nodes)[labelled[emb_rows < 0]]
+    labelled, emb_rows = labelled[emb_rows >= 0], emb_rows[emb_rows >= 0]
     Y = Y[labelled]
     Y = Y[:, np.flatnonzero(Y.getnnz(axis=0) > 0)].toarray()
     if Y.shape[1] < 2:
         raise InputError(f"need at least 2 distinct labels, found {Y.shape[1]}")
     if len(labelled) < 2:
         raise InputError(f"need at least 2 labelled nodes, found {len(labelled)}")
-    X = vectors[embedding_rows(emb_nodes, np.asarray(label_nodes)[labelled], embedding)]
+    X = vectors[emb_rows]
     classifier = default_classifier() if classifier is None else classifier
 
     jobs = [(r, i) for r in ratios for i in range(repeats)]
@@ -241,4 +248,6 @@ def evaluate_node_classification(
                 method, dataset, "node_classification", f"{r:g}", metric,
                 float(per_ratio[:, j].mean()), float(per_ratio[:, j].std()), repeats,
             ))
-    return ResultTable(rows)
+    table = ResultTable(rows)
+    table.skipped = skipped
+    return table

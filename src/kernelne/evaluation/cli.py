@@ -66,10 +66,15 @@ def cmd_classify(args: argparse.Namespace) -> int:
             classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
-            select_C=SELECT_CS if args.select_C else None,
+            select_C=SELECT_CS if args.select_C else None, missing=args.missing,
         )
         table = part if table is None else table + part
     emit(table, args)
+    if len(part.skipped):
+        shown = ", ".join(str(x) for x in part.skipped[:10])
+        more = f" and {len(part.skipped) - 10} more" if len(part.skipped) > 10 else ""
+        print(f"skipped {len(part.skipped)} labelled node(s) the embedding lacks "
+              f"(--missing skip): {shown}{more}")
     if "top-k" in rules:
         print("rule: top-k gives each test node as many labels as it truly has (an oracle, "
               "as in the published tables); 'p > 0.5 or the most probable' reads no test label")
@@ -154,6 +159,10 @@ def register(subparsers) -> None:
                           help="choose C per split among "
                           f"{', '.join(f'{c:g}' for c in SELECT_CS)} by 3-fold "
                           "cross-validation on that split's training nodes only")
+    classify.add_argument("--missing", choices=["error", "skip"], default="error",
+                          help="labelled nodes the embedding lacks (e.g. isolated nodes): "
+                          "error (default: name them and stop) or skip (leave them out, "
+                          "counted in the output)")
     classify.add_argument("--jobs", type=job_count, default=-1,
                           help="parallel jobs (-1 = all cores; capped at the work)")
     add_common(classify)

@@ -36,16 +36,22 @@ def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
     return vectors, nodes
 
 
-def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None) -> np.ndarray:
+def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None,
+                   missing: str = "error") -> np.ndarray:
     """Row of each id of ``wanted`` in an embedding whose row ids are ``nodes``.
 
     ``source`` is where the embedding came from; a path is named in the error.
 
     Ids match by their text form, so ``3``, ``np.int64(3)`` and ``"3"`` are the same node.
-    Raises :class:`InputError` naming the ids the embedding lacks.
+    ``missing="error"`` raises :class:`InputError` naming the ids the embedding lacks;
+    ``missing="skip"`` gives them row ``-1``.
     """
+    if missing not in ("error", "skip"):
+        raise InputError(f"missing must be 'error' or 'skip', got {missing!r}")
     index = {str(x): i for i, x in enumerate(nodes)}
     rows = np.fromiter((index.get(str(x), -1) for x in wanted), np.int64, len(wanted))
+    if missing == "skip":
+        return rows
     missing = np.asarray(wanted)[rows < 0]
     if len(missing):
         shown = ", ".join(str(x) for x in missing[:_SHOW])

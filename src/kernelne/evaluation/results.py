@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -36,6 +37,8 @@ class ResultTable:
 
     def __init__(self, rows: list[ResultRow] | None = None):
         self.rows = list(rows or [])
+        # ids of labelled nodes left out because the embedding lacks them (missing="skip")
+        self.skipped: Sequence = ()
 
     def __iter__(self):
         return iter(self.rows)

@@ -89,8 +89,8 @@ def register(subparsers) -> None:
         "(CSV/JSON), PNG figures, RESULTS.md and a run log into --out. An interrupted run "
         "resumes from the cache.",
     )
-    p.add_argument("--data-dir", help="data folder with MANIFEST.json (default: $KERNELNE_DATA, "
-                   "else ../shared/datasets)")
+    p.add_argument("--data-dir", help="data folder with MANIFEST.json (default: $KERNELNE_DATA "
+                   "if set, else the paper's networks shipped with the package)")
     p.add_argument("--out", default="reproduce-results", help="output folder (created)")
     p.add_argument("--cache-dir", help="cache folder (default: OUT/cache)")
     p.add_argument("--config", help="settings file (TOML; default: the paper's, built in)")

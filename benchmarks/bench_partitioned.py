@@ -1,0 +1,96 @@
+"""Partitioned training against the plain fit: quality, time, overhead per bucket, memory.
+
+    python benchmarks/bench_partitioned.py --graph cora --partitions 1 4 8 --dask 2
+    python benchmarks/bench_partitioned.py --graph sbm:100000:1000000:50:0.5 --walks 10
+
+For each P: one fit (P = 1 is the plain fit), Micro-F1 at 50% of the labels (``--repeats``
+splits, seed 0), wall-clock seconds, the training stage's seconds, the buckets' median
+seconds and the peak memory of the processes that trained (the driver's for a local run, the
+largest worker's on Dask). ``--dask W``: also every P > 1 on a ``LocalCluster`` of W
+single-thread workers. ``--walks``: walks per node (80, the paper's, by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from kernelne import KernelNE, load_dataset
+from kernelne.evaluation import evaluate_node_classification
+
+
+def load(spec: str):
+    """A dataset name, or ``sbm:N:M:K:MU`` (the package's planted partition, seed 0)."""
+    if spec.startswith("sbm:"):
+        from kernelne.generators import planted_partition_sbm
+
+        n, m, k, mu = spec.split(":")[1:]
+        graph, labels = planted_partition_sbm(int(n), int(m), int(k), float(mu), seed=0)
+        return graph, labels
+    ds = load_dataset(spec)
+    return ds.graph, ds.labels
+
+
+def micro_f1(X, labels, repeats: int) -> float:
+    table = evaluate_node_classification(X, labels, ratios=[0.5], repeats=repeats, n_jobs=1)
+    return table.value("micro_f1")
+
+
+def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
+        workers: int = 1) -> dict:
+    start = time.perf_counter()
+    model = KernelNE(random_state=0, workers=workers, partitions=partitions,
+                     walks_per_node=walks).fit(graph, client=client)
+    seconds = time.perf_counter() - start
+    row = {"P": partitions, "mode": "dask" if client else "local", "seconds": seconds,
+           "training": model.stage_seconds_["training"], "pairs": model.n_pairs_,
+           "micro_f1": micro_f1(model.embedding_, labels, repeats)}
+    if partitions > 1:
+        r = model.partition_run_
+        row["bucket_median_s"] = float(np.median(r.bucket_seconds))
+        row["buckets"] = len(r.bucket_seconds)
+        row["peak_mb"] = r.bucket_peak_mb
+    else:
+        row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graph", default="cora")
+    ap.add_argument("--partitions", type=int, nargs="+", default=[1, 4, 8])
+    ap.add_argument("--walks", type=int, default=80)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--dask", type=int, default=0, help="LocalCluster workers (0: none)")
+    ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run P > 1 in this process")
+    args = ap.parse_args()
+    graph, labels = load(args.graph)
+    print(f"{args.graph}: {graph.summary()}, {args.walks} walks per node")
+    rows = []
+    for p in args.partitions:
+        if p == 1 or args.local:
+            rows.append(run(graph, labels, p, args.walks, args.repeats))
+            print(rows[-1], flush=True)
+    if args.dask:
+        from distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=args.dask, threads_per_worker=1, processes=True) as cluster, \
+                Client(cluster) as client:
+            for p in args.partitions:
+                if p > 1:
+                    rows.append(run(graph, labels, p, args.walks, args.repeats, client))
+                    print(rows[-1], flush=True)
+    print("\n| P | mode | Micro-F1 (50%) | seconds | training s | bucket median s | peak MiB |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['P']} | {r['mode']} | {r['micro_f1']:.4f} | {r['seconds']:.1f} | "
+              f"{r['training']:.1f} | {r.get('bucket_median_s', float('nan')):.3f} | "
+              f"{r['peak_mb']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,429 @@
+"""Partitioned training: one embedding with only two blocks of rows in memory at a time, on
+one machine (blocks on disk) or on a Dask cluster (docs/DISTRIBUTED.md; after PyTorch-BigGraph,
+Lerer et al., SysML 2019).
+
+Nodes fall into ``P`` parts, ``part(v) = v mod P``, row ``v // P`` of the part's blocks ``A_i``,
+``B_i`` (no table of ids is stored). A (center, context) pair of the walks belongs to bucket
+``(part(center), part(context))``; bucket ``(i, j)`` is trained with only ``A_i`` and ``B_j`` by
+the same step as a plain fit (:func:`kernelne.trainer._pair`: one ``_term`` for every kernel),
+its negatives drawn from part ``j`` (unigram^0.75 within it).
+
+The corpus is cut into rounds of walks (walk ids in order, as a plain fit trains them, so the
+learning rate follows the same schedule ``lr_t = max(lr (1 - t / T), min_lr)``). The walks are
+made once, counted (the negatives' unigram counts) and written to one ``.npy`` file per round.
+Each round is trained in ``P`` steps; step ``s`` trains the buckets ``(i, (i + s) mod P)``, which
+touch disjoint blocks and so run in parallel. Every block is read and written once per step:
+step ``t`` reads version ``t`` of the blocks and writes version ``t + 1``, atomically; version
+``t`` is deleted only when the whole step has finished and ``progress.json`` says so. A bucket
+that dies is rerun from version ``t`` (Dask reruns the task of a lost worker); a driver that
+dies is restarted with the same folder and resumes at the first unfinished step. Buckets are
+deterministic on one thread (negatives seeded by (seed, bucket, walk)), so a resumed or rerun
+fit equals a clean one bit for bit.
+
+MKernelNE's weights are learned in every bucket and averaged over a step's buckets. Not
+supported here: shared negatives, per-row rates (``partial_fit``) and the robust restart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from numba import njit, prange
+from tqdm.auto import tqdm
+
+from kernelne.errors import InputError
+from kernelne.outputs import atomic_path
+from kernelne.parallel import numba_threads
+from kernelne.prefetch import prefetch_row
+from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
+from kernelne.trainer import (
+    _NEG_STREAM,
+    _ONE,
+    KernelArrays,
+    Noise,
+    TrainSettings,
+    _beta_step,
+    _draw_negatives,
+    _pair,
+    kernel_arrays,
+)
+from kernelne.walks import WalkCorpus, count_visits
+
+PLAN_VERSION = 1
+READ_WALKS = 1 << 16  # walks read from a round's file at a time
+
+
+def part_size(n: int, parts: int, i: int) -> int:
+    """Rows in part ``i``: the nodes ``v`` with ``v mod P = i``."""
+    return (n - i + parts - 1) // parts
+
+
+def bucket_order(parts: int) -> list[list[tuple[int, int]]]:
+    """The steps of a round: step ``s`` holds the buckets ``(i, (i + s) mod P)``, disjoint in
+    their center parts and in their context parts."""
+    return [[(i, (i + s) % parts) for i in range(parts)] for s in range(parts)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The bucket step (numba)
+
+
+def train_bucket(
+    walks: np.ndarray, first_walk: int, A: np.ndarray, B: np.ndarray, i: int, j: int,
+    parts: int, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
+    losses: np.ndarray | None = None,
+) -> int:
+    """Train bucket ``(i, j)`` on a chunk of walks (global node ids): every pair whose center
+    is in part ``i`` and context in part ``j``, ``A`` and ``B`` the blocks ``A_i`` and
+    ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained."""
+    settings = settings.typed()
+    if settings.shared_negatives:
+        raise ValueError("partitioned training uses negatives per pair")
+    n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
+    block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
+    tag = np.uint64(i * parts + j + 1)
+    pairs = int(_bucket_blocks(walks, first_walk, A, B, np.int64(i), np.int64(j),
+                               np.int64(parts), kernel, noise, settings, n_blocks, block_losses,
+                               tag))
+    if losses is not None:
+        losses += block_losses.sum(axis=0)
+    return pairs
+
+
+@njit(parallel=True, fastmath=True, cache=True)
+def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
+                   block_losses, tag):
+    n_walks = walks.shape[0]
+    d = A.shape[1]
+    m = kernel.kinds.shape[0]
+    pairs = np.zeros(n_blocks, np.int64)
+    for blk in prange(n_blocks):
+        neu = np.zeros(d, np.float32)
+        kv = np.empty(m, np.float32)
+        gbeta = np.zeros(m, np.float32)
+        negs = np.empty(cfg.negatives, np.int64)
+        ahead = np.empty(cfg.negatives, np.int64)
+        loss = np.zeros(2, np.float32)
+        count = 0
+        stop = (blk + 1) * n_walks // n_blocks
+        for w in range(blk * n_walks // n_blocks, stop):
+            if w + 1 < stop:
+                for v in walks[w + 1]:
+                    if v >= 0 and v % parts == i:
+                        prefetch_row(A, np.int64(v // parts))
+                    elif v >= 0 and v % parts == j:
+                        prefetch_row(B, np.int64(v // parts))
+            count += _bucket_walk(walks[w], first_walk + w, A, B, i, j, parts, kernel, noise,
+                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag)
+        block_losses[blk, 0] += loss[0]
+        block_losses[blk, 1] += loss[1]
+        pairs[blk] = count
+    return pairs.sum()
+
+
+@njit(inline="always", fastmath=True)
+def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
+                 ahead, loss, tag):
+    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number."""
+    linear = kernel.kinds[0] == 2
+    state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
+    for k in range(cfg.negatives):
+        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+    n = walk.shape[0]
+    while n > 0 and walk[n - 1] < 0:
+        n -= 1
+    center_index = walk_id * walk.shape[0]
+    count = 0
+    for pos in range(n):
+        v = walk[pos]
+        if v % parts != i:
+            continue
+        frac = 1.0 - (center_index + pos) / cfg.total_centers
+        lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
+        lr_reg = lr * cfg.reg
+        a = A[v // parts]
+        for c in range(max(0, pos - cfg.window), min(n, pos + cfg.window + 1)):
+            u = walk[c]
+            if c == pos or u % parts != j:
+                continue
+            count += 1
+            state = _draw_negatives(state, negs, ahead, noise, B)
+            _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
+                  cfg.learn_beta, loss)
+            if cfg.learn_beta:
+                _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
+    return count
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks on disk
+
+
+def block_path(folder: Path, which: str, part: int, version: int) -> Path:
+    return folder / "blocks" / f"{which}{part}.v{version}.npy"
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, array)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def peak_memory_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
+                first_walk: int, kernel: KernelArrays, settings: TrainSettings,
+                threads: int = 1) -> dict[str, Any]:
+    """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
+    ``B_j``, write version ``version + 1`` (atomically; a rerun after a crash redoes the same
+    work from the same inputs). Runs in the driver or on a Dask worker; returns the bucket's
+    pairs, losses, learned kernel weights, seconds and the process' peak memory (MiB)."""
+    start = time.perf_counter()
+    root = Path(folder)
+    A = np.load(block_path(root, "A", i, version))
+    B = np.load(block_path(root, "B", j, version))
+    with np.load(root / "noise" / f"noise{j}.npz") as z:
+        noise = Noise(z["prob"], z["alias"])
+    kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
+    walks = np.load(root / round_file, mmap_mode="r")
+    losses = np.zeros(2)
+    pairs = 0
+    with numba_threads(threads):
+        for lo in range(0, len(walks), READ_WALKS):
+            chunk = np.array(walks[lo:lo + READ_WALKS])
+            pairs += train_bucket(chunk, first_walk + lo, A, B, i, j, parts, kernel, noise,
+                                  settings, losses)
+    del walks
+    _save(block_path(root, "A", i, version + 1), A)
+    _save(block_path(root, "B", j, version + 1), B)
+    return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
+            "seconds": time.perf_counter() - start, "peak_mb": peak_memory_mb()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver
+
+
+@dataclass
+class PartitionedResult:
+    """What a partitioned fit returns: the rows (memory-mapped from ``folder``), the weights,
+    the unigram counts and the run's figures."""
+
+    A: np.ndarray
+    B: np.ndarray
+    beta: np.ndarray
+    counts: np.ndarray
+    pairs: int
+    losses: list[tuple[int, float, float]]
+    resumed_at_step: int
+    bucket_seconds: list[float]
+    bucket_peak_mb: float
+    walk_seconds: float
+    train_seconds: float
+
+
+def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
+    return {
+        "version": PLAN_VERSION, "n": int(graph.n_nodes), "edges": int(len(graph.indices)),
+        "indptr_sum": int(graph.indptr.astype(np.int64).sum() % (1 << 61)),
+        "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
+        "kernels": [str(k) for k in kernels],
+        "params": {k: repr(v) for k, v in sorted(model.get_params().items())
+                   if k not in ("workers", "verbose", "partition_dir")},
+    }
+
+
+def round_bounds(n_walks: int, rounds: int) -> list[tuple[int, int]]:
+    return [(r * n_walks // rounds, (r + 1) * n_walks // rounds) for r in range(rounds)]
+
+
+def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = False,
+                    ) -> PartitionedResult:
+    """Train ``model`` (a :class:`~kernelne.model.KernelNE` with ``partitions > 1``) on
+    ``graph`` bucket by bucket, in ``model.partition_dir`` (a new temporary folder if None),
+    on ``client`` (a ``distributed.Client``) or in this process."""
+    parts, d = int(model.partitions), int(model.dim)
+    n = graph.n_nodes
+    folder = Path(model.partition_dir) if model.partition_dir else None
+    if folder is None:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
+                        int(seed), model.chunk_walks)
+    walk_bytes = corpus.n_walks * corpus.walk_length * 4
+    rounds = int(model.rounds) if model.rounds else max(
+        1, min(corpus.walks_per_node, -(-walk_bytes // (256 << 20))))
+    plan = _plan(model, graph, kernels, rounds, parts, seed)
+    plan_file, progress_file = folder / "plan.json", folder / "progress.json"
+    state: dict[str, Any] = {"step": 0, "pairs": 0, "losses": []}
+    if plan_file.exists():
+        old = json.loads(plan_file.read_text(encoding="utf-8"))
+        if old != plan:
+            raise InputError("holds a partitioned fit of another graph or other settings; "
+                             "give an empty folder (--partition-dir)", folder)
+        if progress_file.exists():
+            state = json.loads(progress_file.read_text(encoding="utf-8"))
+    resumed_at = int(state["step"])
+    _remove_stale_blocks(folder, resumed_at)
+    walk_start = time.perf_counter()
+    counts = _make_walks(folder, corpus, rounds, model.epochs, progress, state)
+    if "walks_done" not in state:
+        _make_noise(folder, counts, parts)
+        _init_blocks(folder, n, parts, d, seed)
+        state["walks_done"] = True
+        _write_json(plan_file, plan)
+        _write_json(progress_file, state)
+    walk_seconds = time.perf_counter() - walk_start
+
+    kinds_params = kernel_arrays(kernels)
+    beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
+    total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
+    settings = TrainSettings(
+        total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
+        model.reg, model.beta_reg, learn_beta=len(kernels) > 1,
+        beta_simplex=model.beta_update == "simplex", seed=seed,
+    ).typed()
+    bounds = round_bounds(corpus.n_walks, rounds)
+    schedule = [(e, r, s) for e in range(model.epochs) for r in range(rounds)
+                for s in range(parts)]
+    steps = bucket_order(parts)
+    threads = 1 if client is not None else model.workers
+    bucket_seconds: list[float] = []
+    peak = 0.0
+    train_start = time.perf_counter()
+    bar = tqdm(total=len(schedule), initial=resumed_at, unit="step", disable=not progress,
+               desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
+    with bar:
+        for t in range(resumed_at, len(schedule)):
+            epoch, r, s = schedule[t]
+            kernel = KernelArrays(kinds_params.kinds, kinds_params.params, beta,
+                                  kinds_params.scale)
+            first = epoch * corpus.n_walks + bounds[r][0]
+            args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
+                     settings, threads) for i, j in steps[s]]
+            if client is None:
+                results = [bucket_task(*a) for a in args]
+            else:
+                futures = [client.submit(bucket_task, *a, pure=False,
+                                         key=f"kernelne-bucket-{t}-{a[2]}-{a[3]}-{os.getpid()}")
+                           for a in args]
+                results = client.gather(futures)
+            if settings.learn_beta:
+                beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
+            step_pairs = sum(res["pairs"] for res in results)
+            pos = sum(res["losses"][0] for res in results)
+            neg = sum(res["losses"][1] for res in results)
+            state["pairs"] = int(state["pairs"]) + step_pairs
+            state["losses"].append((state["pairs"], pos / max(step_pairs, 1),
+                                    neg / max(step_pairs * model.negatives, 1)))
+            state["step"] = t + 1
+            state["beta"] = beta.tolist()
+            _write_json(progress_file, state)
+            for which in "AB":
+                for part in range(parts):
+                    block_path(folder, which, part, t).unlink(missing_ok=True)
+            bucket_seconds += [res["seconds"] for res in results]
+            peak = max([peak] + [res["peak_mb"] for res in results])
+            bar.update(1)
+    train_seconds = time.perf_counter() - train_start
+    version = len(schedule)
+    A = _assemble(folder, "A", n, parts, d, version)
+    B = _assemble(folder, "B", n, parts, d, version)
+    return PartitionedResult(
+        A, B, beta, counts, int(state["pairs"]), [tuple(x) for x in state["losses"]],
+        resumed_at, bucket_seconds, peak, walk_seconds, train_seconds,
+    )
+
+
+def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, epochs: int, progress: bool,
+                state: dict) -> np.ndarray:
+    """Write every round's walks to ``walks/round{r}.npy`` (once) and return the unigram
+    counts (one epoch's walks, as a plain fit counts them)."""
+    counts_file = folder / "walks" / "counts.npy"
+    if state.get("walks_done"):
+        return np.load(counts_file)
+    (folder / "walks").mkdir(exist_ok=True)
+    counts = np.zeros(corpus.graph.n_nodes, dtype=np.int64)
+    bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
+               dynamic_ncols=True)
+    with bar:
+        for r, (lo, hi) in enumerate(round_bounds(corpus.n_walks, rounds)):
+            path = folder / "walks" / f"round{r}.npy"
+            with atomic_path(path) as tmp:
+                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
+                                                shape=(hi - lo, corpus.walk_length))
+                for a in range(lo, hi, corpus.chunk_walks):
+                    b = min(hi, a + corpus.chunk_walks)
+                    walks = corpus.chunk(a, b)
+                    count_visits(walks, counts)
+                    out[a - lo:b - lo] = walks
+                    bar.update(b - a)
+                out.flush()
+                del out
+    _save(counts_file, counts)
+    return counts
+
+
+def _make_noise(folder: Path, counts: np.ndarray, parts: int) -> None:
+    """Each part's negatives: unigram^0.75 over its rows (uniform if none was visited)."""
+    (folder / "noise").mkdir(exist_ok=True)
+    for j in range(parts):
+        weights = counts[j::parts].astype(np.float64) ** 0.75
+        if weights.sum() <= 0:
+            weights = np.ones(len(weights))
+        prob, alias = alias_table(weights)
+        with atomic_path(folder / "noise" / f"noise{j}.npz") as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, prob=prob, alias=alias)
+
+
+def _init_blocks(folder: Path, n: int, parts: int, d: int, seed) -> None:
+    """Version 0 of the blocks: ``A_i ~ U(+-0.5/d)`` (a generator per part), ``B_j = 0``."""
+    (folder / "blocks").mkdir(exist_ok=True)
+    for i in range(parts):
+        rng = np.random.default_rng([int(seed) % (1 << 63), i])
+        size = part_size(n, parts, i)
+        _save(block_path(folder, "A", i, 0),
+              rng.uniform(-0.5 / d, 0.5 / d, size=(size, d)).astype(np.float32))
+        _save(block_path(folder, "B", i, 0), np.zeros((size, d), dtype=np.float32))
+
+
+def _assemble(folder: Path, which: str, n: int, parts: int, d: int, version: int) -> np.ndarray:
+    """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
+    all in memory)."""
+    path = folder / f"{which}.npy"
+    with atomic_path(path) as tmp:
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, d))
+        for i in range(parts):
+            out[i::parts] = np.load(block_path(folder, which, i, version), mmap_mode="r")
+        out.flush()
+        del out
+    return np.load(path, mmap_mode="r")
+
+
+def _remove_stale_blocks(folder: Path, step: int) -> None:
+    """Blocks of versions other than ``step`` (left by a driver killed mid-step): the
+    run resumes from version ``step``."""
+    for path in (folder / "blocks").glob("*.npy") if (folder / "blocks").exists() else []:
+        if not path.name.endswith(f".v{step}.npy"):
+            path.unlink(missing_ok=True)
+
+
+def remove_folder(folder: str | Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
