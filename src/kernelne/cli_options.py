@@ -53,6 +53,22 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "simplex by mirror descent")
 
 
+def add_partition_options(parser: argparse.ArgumentParser) -> None:
+    """Partitioned training (``embed``): P x P buckets, blocks on disk, optionally on Dask."""
+    g = parser.add_argument_group("partitioned training (docs/DISTRIBUTED.md)")
+    g.add_argument("--partitions", type=int, default=1,
+                   help="train in P partitions with two blocks of rows in memory (default 1: "
+                        "the plain fit)")
+    g.add_argument("--partition-dir", default=None,
+                   help="folder of the blocks, walks and checkpoints (a rerun with the same "
+                        "folder resumes; default: a temporary folder)")
+    g.add_argument("--rounds", type=int, default=None,
+                   help="rounds of walks, each trained in P steps (default 20)")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="train the buckets on this Dask scheduler's workers, e.g. "
+                        "tcp://host:8786 (needs --partitions > 1)")
+
+
 def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
     """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
     parser.add_argument("--directed", action="store_true", help="treat edges as directed")
@@ -99,6 +115,8 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         workers=args.workers, random_state=args.seed, verbose=verbose,
         robust=not args.paper, beta_update=args.beta_update,
         shared_negatives=args.shared_negatives,
+        partitions=getattr(args, "partitions", 1),
+        partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
     )
 
 
@@ -180,4 +198,5 @@ OPTION_PARAMS = {
     "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
     "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
     "beta_update": "beta_update", "shared_negatives": "shared_negatives",
+    "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
 }

@@ -98,8 +98,8 @@ class KernelNE(EmbeddingEstimator):
         partition_dir: the folder of a partitioned fit's blocks, walks and checkpoints (a
             fit restarted with the same folder resumes; ``embedding_`` is then memory-mapped
             from it). ``None``: a temporary folder, removed after the fit.
-        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``
-            picks about 256 MB of walks per round.
+        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``:
+            20 (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -330,6 +330,9 @@ class KernelNE(EmbeddingEstimator):
             check_finite(A, B, run.beta)
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
                                             seed=int(seed % 2**32))
+        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+        # no restart in a partitioned fit: the warning names the narrower kernel to give instead
+        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels), True)
         self.embedding_, self.context_embedding_ = A, B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
