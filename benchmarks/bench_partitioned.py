@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from kernelne import KernelNE, load_dataset
+from kernelne import Graph, KernelNE, load_dataset
 from kernelne.evaluation import evaluate_node_classification
 
 
@@ -28,7 +28,8 @@ def load(spec: str):
         from kernelne.generators import planted_partition_sbm
 
         n, m, k, mu = spec.split(":")[1:]
-        graph, labels = planted_partition_sbm(int(n), int(m), int(k), float(mu), seed=0)
+        edges, labels = planted_partition_sbm(int(n), int(m), int(k), float(mu), seed=0)
+        graph = Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=int(n))
         return graph, labels
     ds = load_dataset(spec)
     return ds.graph, ds.labels

@@ -115,7 +115,8 @@ def test_directed_option(write):
     check_csr(d)
     assert d.directed and d.n_edges == 4
     assert edge_set(d) == {(0, 1), (1, 0), (1, 2), (2, 3)}
-    assert d.neighbors(3).tolist() == [] and d.isolated_nodes().tolist() == [3]
+    assert d.neighbors(3).tolist() == [] and d.sink_nodes().tolist() == [3]
+    assert d.isolated_nodes().tolist() == []  # it has an in-edge: walks reach it
     assert d.duplicates_dropped == 0
     u = read_edgelist(path)
     assert u.n_edges == 3 and u.duplicates_dropped == 1

@@ -53,6 +53,22 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "simplex by mirror descent")
 
 
+def add_partition_options(parser: argparse.ArgumentParser) -> None:
+    """Partitioned training (``embed``): P x P buckets, blocks on disk, optionally on Dask."""
+    g = parser.add_argument_group("partitioned training (docs/DISTRIBUTED.md)")
+    g.add_argument("--partitions", type=int, default=1,
+                   help="train in P partitions with two blocks of rows in memory (default 1: "
+                        "the plain fit)")
+    g.add_argument("--partition-dir", default=None,
+                   help="folder of the blocks, walks and checkpoints (a rerun with the same "
+                        "folder resumes; default: a temporary folder)")
+    g.add_argument("--rounds", type=int, default=None,
+                   help="rounds of walks, each trained in P steps (default 20)")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="train the buckets on this Dask scheduler's workers, e.g. "
+                        "tcp://host:8786 (needs --partitions > 1)")
+
+
 def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
     """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
     parser.add_argument("--directed", action="store_true", help="treat edges as directed")
@@ -70,8 +86,26 @@ def read_input_graph(args: argparse.Namespace):
                       header=args.header, unweighted=args.unweighted)
 
 
+# kernel options and the --kernel values that use them
+KERNEL_OPTIONS = {"kernels": ("multi",), "sigma": ("gauss",), "alpha": ("schoenberg", "sch"),
+                  "beta_reg": ("multi",), "beta_update": ("multi",)}
+KERNEL_DEFAULTS = {"kernels": None, "sigma": math.sqrt(2.0), "alpha": 1.0, "beta_reg": 0.01,
+                   "beta_update": "projected"}
+
+
+def report_unused_kernel_options(args: argparse.Namespace) -> None:
+    """A note for every kernel option set on the command line that ``--kernel`` ignores."""
+    for dest, kernels in KERNEL_OPTIONS.items():
+        if getattr(args, dest) != KERNEL_DEFAULTS[dest] and args.kernel not in kernels:
+            flag = "--" + dest.replace("_", "-")
+            print(f"kernelne: note: {flag} is not used by --kernel {args.kernel} (only by "
+                  f"--kernel {kernels[0]})", file=sys.stderr)
+
+
 def model_from_args(args: argparse.Namespace, verbose: bool):
     from kernelne.model import KernelNE
+
+    report_unused_kernel_options(args)
 
     return KernelNE(
         kernel=args.kernel, sigma=args.sigma, alpha=args.alpha, kernels=args.kernels,
@@ -81,15 +115,21 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         workers=args.workers, random_state=args.seed, verbose=verbose,
         robust=not args.paper, beta_update=args.beta_update,
         shared_negatives=args.shared_negatives,
+        partitions=getattr(args, "partitions", 1),
+        partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
     )
 
 
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
+    from kernelne.diagnostics import MIN_ROWS
+
+    compiling = getattr(model, "compile_seconds_", 0.0)
+    running = model.fit_seconds_ - compiling
     lines = [
         f"graph      {graph.summary()}",
         f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
-        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(model.fit_seconds_, 1e-9):,.0f}"
-        " pairs/s",
+        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(running, 1e-9):,.0f}"
+        " pairs/s" + (" (compiling excluded)" if compiling else ""),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
     if model.shared_negatives:
@@ -107,9 +147,13 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         lines.append(f"loss       positive (1-k)^2 {hist[0, 1]:.4f} -> {hist[-1, 1]:.4f}, "
                      f"negative k^2 {hist[0, 2]:.4f} -> {hist[-1, 2]:.4f} (first -> last chunk)")
     h = model.health_
-    lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
-                 f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
-                 + ("  << COLLAPSED" if h.collapsed else ""))
+    if getattr(h, "measured", True):
+        lines.append(f"health     neighbour AUC {h.neighbour_auc:.3f}, offset ratio "
+                     f"{h.offset_ratio:.2f}, top direction {h.top_direction_share:.1%}"
+                     + ("  << COLLAPSED" if h.collapsed else ""))
+    else:
+        lines.append(f"health     not measured (fewer than {MIN_ROWS} nodes in the walks: too "
+                     "few for the statistics)")
     if len(model.kernels_) > 1:
         hist = model.beta_history_
         snapshots = [("weights    start", hist[0]), ("           middle", hist[len(hist) // 2]),
@@ -118,13 +162,15 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             lines.append(f"{label:17} " + ", ".join(
                 f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
     stages = model.stage_seconds_
-    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, walks "
-                 f"{stages['walks']:.1f} s, training {stages['training']:.1f} s), peak memory "
-                 f"{peak_memory_mb():.0f} MiB")
+    lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, "
+                 + (f"compiling {compiling:.1f} s (first run only), " if compiling else "")
+                 + f"walks {stages['walks']:.1f} s, training {stages['training']:.1f} s), "
+                 f"peak memory {peak_memory_mb():.0f} MiB")
     return "\n".join(lines)
 
 
-def report_graph(graph, out=sys.stderr) -> None:
+def report_graph(graph, out=None) -> None:
+    out = sys.stderr if out is None else out  # the stream of now (tests replace it)
     notes = []
     if graph.self_loops_dropped:
         notes.append(f"dropped {graph.self_loops_dropped:,} self-loops")
@@ -133,6 +179,11 @@ def report_graph(graph, out=sys.stderr) -> None:
     isolated = len(graph.isolated_nodes())
     if isolated:
         notes.append(f"{isolated:,} isolated nodes (their vectors stay at initialisation)")
+    sinks = len(graph.sink_nodes())
+    if sinks:
+        notes.append(f"{sinks:,} nodes with in-edges but no out-edges: walks stop there; their "
+                     "rows are trained only as the last node of the walks that reach them "
+                     "(with the nodes before it as contexts)")
     for note in notes:
         print(f"kernelne: note: {note}", file=out)
 
@@ -147,4 +198,5 @@ OPTION_PARAMS = {
     "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
     "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
     "beta_update": "beta_update", "shared_negatives": "shared_negatives",
+    "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
 }

@@ -52,6 +52,7 @@ class EmbeddingHealth:
     neighbour_auc: float
     offset_ratio: float
     top_direction_share: float
+    measured: bool = True  # False: too few rows (< MIN_ROWS); the figures are placeholders
 
     @property
     def collapsed(self) -> bool:
@@ -130,7 +131,7 @@ def embedding_health(
     rng = np.random.default_rng(seed)
     rows = np.flatnonzero(active) if active is not None else np.arange(len(A))
     if len(rows) < MIN_ROWS:  # too few rows for the statistics to mean anything
-        return EmbeddingHealth(1.0, 0.0, 0.0)
+        return EmbeddingHealth(1.0, 0.0, 0.0, measured=False)
     auc = neighbour_auc(A, sample_edges(indptr, indices, SAMPLE_PAIRS, rng), rows, rng)
     if len(rows) > SAMPLE_ROWS:
         rows = np.sort(rng.choice(rows, SAMPLE_ROWS, replace=False))

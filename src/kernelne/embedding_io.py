@@ -1,22 +1,45 @@
 """Saving and loading embeddings: word2vec text format and NumPy ``.npy``.
 
-* word2vec text (any suffix but ``.npy``): a header ``n d``, then ``node_id v_1 ... v_d`` per
-  line, readable by gensim's ``KeyedVectors.load_word2vec_format``.
-* ``.npy``: the ``n x d`` matrix in node order. When the node ids are not ``0..n-1`` they are
-  written beside it, one per line, to ``NAME.nodes.txt``.
+* word2vec text (any suffix but ``.npy`` and ``.npz``): a header ``n d``, then ``node_id v_1
+  ... v_d`` per line, readable by gensim's ``KeyedVectors.load_word2vec_format``. The path
+  ``-`` is standard output.
+* ``.npy`` (any case): the ``n x d`` matrix in node order. When the node ids are not ``0..n-1``
+  they are written beside it, one per line, to ``NAME.nodes.txt``.
+* ``.npz`` is refused (:func:`check_embedding_output`): it is the model and graph format, and
+  a text embedding under that name would mislead.
 
 Writes go to a temporary file that is renamed into place, so a failed run leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from kernelne.errors import InputError
 from kernelne.graph import iter_records
-from kernelne.outputs import atomic_path
+from kernelne.outputs import atomic_path, check_output_path
+
+STDOUT = "-"
+
+
+def is_npy(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".npy"
+
+
+def check_embedding_output(path: str | Path, inputs=()) -> None:
+    """Fail now (``InputError``) if ``path`` cannot take an embedding: an ``.npz`` name, or a
+    path :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is
+    fine)."""
+    if str(path) == STDOUT:
+        return
+    if Path(path).suffix.lower() == ".npz":
+        raise InputError("an embedding is written as .npy (NumPy) or as word2vec text (any "
+                         "other name, or - for standard output), not .npz (the format of model "
+                         "files, --model-out)", path)
+    check_output_path(path, inputs)
 
 
 def nodes_sidecar(path: str | Path) -> Path:
@@ -25,14 +48,20 @@ def nodes_sidecar(path: str | Path) -> Path:
 
 
 def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | None = None) -> None:
-    """Write ``vectors`` (row i belongs to ``nodes[i]``) in the format its suffix names."""
+    """Write ``vectors`` (row i belongs to ``nodes[i]``) in the format its suffix names
+    (``-``: word2vec text on standard output)."""
+    to_stdout = str(path) == STDOUT
     path = Path(path)
     vectors = np.asarray(vectors, dtype=np.float32)
     n = vectors.shape[0]
     if nodes is None:
         nodes = np.arange(n)
     identity = np.asarray(nodes).dtype.kind in "iu" and np.array_equal(nodes, np.arange(n))
-    if path.suffix == ".npy":
+    if to_stdout:
+        _write_text(sys.stdout, vectors, nodes)
+        sys.stdout.flush()
+        return
+    if is_npy(path):
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, vectors)
@@ -44,9 +73,13 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
             side.unlink()
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(f"{n} {vectors.shape[1]}\n")
-        for node, row in zip(nodes, vectors, strict=True):
-            fh.write(str(node) + " " + " ".join(f"{x:.6g}" for x in row) + "\n")
+        _write_text(fh, vectors, nodes)
+
+
+def _write_text(fh, vectors: np.ndarray, nodes) -> None:
+    fh.write(f"{vectors.shape[0]} {vectors.shape[1]}\n")
+    for node, row in zip(nodes, vectors, strict=True):
+        fh.write(str(node) + " " + " ".join(f"{x:.6g}" for x in row) + "\n")
 
 
 def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +88,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     Returns ``(vectors, nodes)``; integer node ids come back as integers.
     """
     path = Path(path)
-    if path.suffix == ".npy":
+    if is_npy(path):
         try:
             vectors = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:

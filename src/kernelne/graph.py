@@ -12,8 +12,10 @@ that order so every output can speak them.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,17 @@ _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
 _NUMBERISH = re.compile(r"[+-]?[0-9][0-9_.eE+-]*")
 _COMMENTS = ("#", "%")
+# edge weights are stored as float32: each must be a normal float32 (not inf, 0 or subnormal)
+WEIGHT_MIN = float(np.finfo(np.float32).tiny)
+WEIGHT_MAX = float(np.finfo(np.float32).max)
+WEIGHT_RANGE = f"{WEIGHT_MIN:.3g} .. {WEIGHT_MAX:.4g}"
+
+
+def weights_out_of_float32(weights: np.ndarray) -> np.ndarray:
+    """Mask of the (positive, finite) weights that float32 cannot hold: they would become inf,
+    0 or a subnormal number and change the walks silently."""
+    w = np.asarray(weights, dtype=np.float64)
+    return (w > WEIGHT_MAX) | (w < WEIGHT_MIN)
 
 
 @dataclass(eq=False)
@@ -73,9 +86,23 @@ class Graph:
     def is_weighted(self) -> bool:
         return self.weights is not None
 
+    def in_degrees(self) -> np.ndarray:
+        """Number of in-edges of each node (the degrees, when undirected)."""
+        if not self.directed:
+            return self.degrees
+        return np.bincount(self.indices, minlength=self.n_nodes)
+
     def isolated_nodes(self) -> np.ndarray:
-        """Dense ids of nodes without (out-)neighbours."""
-        return np.flatnonzero(self.degrees == 0)
+        """Dense ids of nodes without any edge (no out-edge and no in-edge): no walk reaches
+        them, so their embedding rows stay at initialisation."""
+        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() == 0))
+
+    def sink_nodes(self) -> np.ndarray:
+        """Dense ids of the nodes of a directed graph with in-edges but no out-edge: walks stop
+        there, so they are trained only as the last node of the walks that reach them."""
+        if not self.directed:
+            return np.empty(0, dtype=np.int64)
+        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() > 0))
 
     def neighbors(self, v: int) -> np.ndarray:
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
@@ -141,6 +168,11 @@ class Graph:
             weights = np.asarray(weights, dtype=np.float64)
             if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
                 raise InputError("edge weights must be positive finite numbers")
+            outside = weights_out_of_float32(weights)
+            if outside.any():
+                raise InputError(
+                    f"edge weight {weights[np.argmax(outside)]:g} is outside the float32 range "
+                    f"{WEIGHT_RANGE} the walks use: rescale the weights")
             if np.all(weights == 1.0):
                 weights = None
 
@@ -279,19 +311,22 @@ def read_edgelist(
     except (EOFError, gzip.BadGzipFile, OSError) as exc:
         raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
                          path) from None
-    first_line = _check_header(path, header)
+    first_line, header = _check_header(path, header)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
     del data
     if parsed is not None:
         dense, nodes, m, weights = parsed
         if unweighted:
             weights = None
-        if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
+        if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()
+                                        and not weights_out_of_float32(weights).any()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
         dense, nodes, m, weights = _read_lines(path, first_line if header else None)
         if unweighted:
             weights = None
+    if not header:
+        _warn_if_header_like(path, first_line, dense, nodes, m)
     if n_nodes is not None:
         if nodes.dtype == object or nodes[0] < 0 or nodes[-1] >= n_nodes:
             raise InputError(f"node ids must be integers in 0..{n_nodes - 1}", path)
@@ -302,27 +337,73 @@ def read_edgelist(
     return Graph.from_edges(src, dst, weights, len(nodes), nodes, directed=directed)
 
 
-def _check_header(path: Path, header: bool) -> int | None:
-    """Line number of the first record; an InputError if it looks like a header line (no id
-    that looks like a number, above lines whose ids are all integers) and ``header`` is
-    false."""
+# column names that mark a first line as a header even above string ids
+HEADER_WORDS = frozenset({
+    "source", "target", "from", "to", "src", "dst", "dest", "destination", "node", "nodes",
+    "node1", "node2", "node_1", "node_2", "u", "v", "head", "tail", "id1", "id2", "weight",
+    "weights", "w", "start", "end", "origin", "sender", "receiver", "in", "out"})
+
+
+def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
+    """``(line number of the first record, whether to skip it as a header)``.
+
+    * ``header`` and the first line is an edge of integer ids like the lines below it: an
+      InputError (``--header`` would drop an edge).
+    * not ``header``, a first line without a number-like id above integer ids: an InputError
+      (pass ``--header``).
+    * not ``header``, a first line of column names (:data:`HEADER_WORDS`) above string ids:
+      skipped as a header, with a warning.
+    """
     records = []
     for lineno, fields in iter_records(path):
         records.append((lineno, fields))
         if len(records) == 50:
             break
     if not records:
-        return None
+        return None, header
     lineno, fields = records[0]
-    if header or len(records) < 2:
-        return lineno
     ids = lambda f: f[:2]  # noqa: E731
-    if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and all(
-            is_canonical_int(t) for _, f in records[1:] for t in ids(f)):
+    rest_ints = len(records) >= 2 and all(
+        is_canonical_int(t) for _, f in records[1:] for t in ids(f))
+    if header:
+        if rest_ints and len(fields) in (2, 3) and all(is_canonical_int(t) for t in ids(fields)):
+            raise InputError(
+                f"--header (header=True): the first line {' '.join(fields)!r} is an edge of "
+                "integer ids like the lines below it, not column names: it would be dropped "
+                "(leave out --header)", path, lineno)
+        return lineno, True
+    if len(records) < 2:
+        return lineno, False
+    if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and rest_ints:
         raise InputError(
             f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
             "(header=True) to skip it", path, lineno)
-    return lineno
+    if len(fields) in (2, 3) and all(t.lower() in HEADER_WORDS for t in fields):
+        import warnings
+
+        warnings.warn(f"{path}:{lineno}: {' '.join(fields)!r} taken for column names and "
+                      "skipped (pass --header to say so)", stacklevel=3)
+        return lineno, True
+    return lineno, False
+
+
+def _warn_if_header_like(path: Path, lineno: int | None, dense: np.ndarray, nodes: np.ndarray,
+                         m: int) -> None:
+    """Warn when the first edge's two string ids appear nowhere else in the file: it may be a
+    header line read as an edge."""
+    if lineno is None or nodes.dtype != object or m < 2:
+        return
+    first = (dense[0], dense[m])
+    if first[0] == first[1]:
+        return
+    counts = np.bincount(dense, minlength=len(nodes))
+    if counts[first[0]] == 1 and counts[first[1]] == 1:
+        import warnings
+
+        names = f"{nodes[first[0]]} {nodes[first[1]]}"
+        warnings.warn(f"{path}:{lineno}: the first line {names!r} names two nodes that appear "
+                      "nowhere else: if it holds column names, pass --header to skip it",
+                      stacklevel=3)
 
 
 def _drop_line(data: bytes, lineno: int | None) -> bytes:
@@ -369,6 +450,10 @@ def _read_lines(path: Path, skip: int | None):
                 raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
             if w == 0:
                 raise InputError("zero weight (leave the edge out instead)", path, lineno)
+            if weights_out_of_float32(np.array([w]))[0]:
+                raise InputError(f"weight {fields[2]} is outside the float32 range "
+                                 f"{WEIGHT_RANGE} the walks use: rescale the weights",
+                                 path, lineno)
             weights.append(w)
     if not heads:
         raise InputError("no edges found (empty graph)", path)
@@ -452,6 +537,17 @@ def manifest_node_count(path: Path) -> int | None:
     return None if not entry else int(entry["nodes"])
 
 
+def check_readable(path: Path) -> None:
+    """An :class:`InputError` naming the reason if ``path`` cannot be opened: no such file, a
+    symbolic link loop, no permission."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        reason = {errno.ENOENT: "no such file", errno.ELOOP: "symbolic link loop"}.get(
+            exc.errno, exc.strerror or str(exc))
+        raise InputError(f"cannot read file: {reason}", path) from None
+
+
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
@@ -468,12 +564,11 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         return from_scipy(source, directed=directed)
     if isinstance(source, (str, Path)):
         path = Path(source)
+        check_readable(path)
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
             return Graph(**read_graph_arrays(path))
-        if not path.exists():
-            raise InputError("cannot read file: no such file", path)
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
                              header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")

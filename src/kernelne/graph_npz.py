@@ -67,6 +67,10 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
           and (weights is None or len(weights) == len(indices)))
     if not ok:
         raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
+    if weights is not None and not (weights.dtype == np.float32 and np.isfinite(weights).all()
+                                    and (weights >= np.finfo(np.float32).tiny).all()):
+        raise InputError("corrupt graph file (edge weights must be positive normal float32 "
+                         "numbers)", path)
     if nodes.dtype.kind == "U":
         nodes = nodes.astype(object)
     return dict(indptr=indptr, indices=indices, weights=weights, nodes=nodes,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from kernelne.compiling import watch_compiling
 from kernelne.diagnostics import (
     check_finite,
     embedding_health,
@@ -29,6 +30,7 @@ from kernelne.kernels import Kernel, parse_kernel
 from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
 from kernelne.partitioned import fit_partitioned, remove_folder
+from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
 from kernelne.update import partial_fit
@@ -96,8 +98,8 @@ class KernelNE(EmbeddingEstimator):
         partition_dir: the folder of a partitioned fit's blocks, walks and checkpoints (a
             fit restarted with the same folder resumes; ``embedding_`` is then memory-mapped
             from it). ``None``: a temporary folder, removed after the fit.
-        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``
-            picks about 256 MB of walks per round.
+        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``:
+            20 (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -119,8 +121,10 @@ class KernelNE(EmbeddingEstimator):
     (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
     ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
     (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw),
-    ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts) and
-    ``degrees_`` (each node's degree in the fitted graph).
+    ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts),
+    ``degrees_`` (each node's degree in the fitted graph), ``directed_`` (how the graph was
+    read), ``stage_seconds_`` (walks, training) and ``compile_seconds_`` (numba's first-run
+    compilation, left out of the stages; 0 once its disk cache holds the code).
 
     New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
     in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
@@ -241,10 +245,11 @@ class KernelNE(EmbeddingEstimator):
             return self._fit_partitioned(g, kernels, seed, client, start)
         if client is not None:
             raise ValueError("a Dask client trains partitioned fits only: set partitions > 1")
+        check_row_memory(g.n_nodes, int(self.dim))  # in memory (partitioned: on disk)
         corpus = WalkCorpus(
             g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
         )
-        with numba_threads(self.workers):
+        with numba_threads(self.workers), watch_compiling(self.verbose) as compiled:
             counts = np.zeros(g.n_nodes, dtype=np.int64)
             stored = [] if self.keep_walks else None
             bar = tqdm(total=corpus.n_walks, unit="walk", disable=not self.verbose,
@@ -301,11 +306,14 @@ class KernelNE(EmbeddingEstimator):
         self.degrees_ = g.degrees
         self.walks_ = np.concatenate(stored) if stored else None
         self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
         self.fit_seconds_ = time.perf_counter() - start
+        training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
         self.stage_seconds_ = {
-            "walks": counting_seconds + run.walk_seconds,
-            "training": run.train_seconds,
+            "walks": counting_seconds + run.walk_seconds - (compiled.total - training_compile),
+            "training": run.train_seconds - training_compile,
         }
+        self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self
 
     def _fit_partitioned(self, g: Graph, kernels: list[Kernel], seed, client,
@@ -322,6 +330,9 @@ class KernelNE(EmbeddingEstimator):
             check_finite(A, B, run.beta)
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
                                             seed=int(seed % 2**32))
+        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+        # no restart in a partitioned fit: the warning names the narrower kernel to give instead
+        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels), True)
         self.embedding_, self.context_embedding_ = A, B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
@@ -338,6 +349,7 @@ class KernelNE(EmbeddingEstimator):
         self.degrees_ = g.degrees
         self.walks_ = None
         self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
         self.fit_seconds_ = time.perf_counter() - start
         self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
         self.partition_run_ = run
@@ -377,8 +389,11 @@ class _Run:
         self.seed = seed
         n, d = graph.n_nodes, int(model.dim)
         rng = np.random.default_rng(int(seed))
-        self.A = rng.uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
-        self.B = np.zeros((n, d), dtype=np.float32)
+        try:
+            self.A = uniform_rows(rng, n, d, 0.5 / d)
+            self.B = np.zeros((n, d), dtype=np.float32)
+        except MemoryError:
+            raise out_of_memory(n, d) from None
         self.kernel = kernel_arrays(kernels, scale=rho)
         self.beta, self.scale = self.kernel.beta, self.kernel.scale
         self.simplex = simplex

@@ -6,8 +6,10 @@ Keys: ``format`` ("kernelne-model"), ``version`` (1), ``embedding`` (A, float32,
 kernel dictionary: "gauss" / "schoenberg" / "linear" and sigma / alpha, float64),
 ``beta`` (float32 kernel weights), ``kernel_scale`` (the robust fit's narrowing rho),
 ``beta_update`` (the fitted weight rule), ``walk_counts`` (int64: how often each node occurs
-in the training walks, the negatives' unigram counts) and ``degrees`` (int64: each node's
-degree in the fitted graph, to tell which nodes a new graph touched).
+in the training walks, the negatives' unigram counts), ``degrees`` (int64: each node's
+degree in the fitted graph, to tell which nodes a new graph touched) and ``directed`` (bool:
+how the fitted graph was read; an update must read its graph the same way. Files written
+before it was recorded fall back to a ``directed`` setting in ``params``, else accept either).
 
 Everything round-trips bit for bit. Writing is atomic (a temporary file renamed into place);
 reading checks the format and every shape, so a corrupt or foreign file is an
@@ -67,6 +69,8 @@ def save_model(model: Any, path: str | Path) -> None:
         "walk_counts": np.asarray(model.walk_counts_, dtype=np.int64),
         "degrees": np.asarray(model.degrees_, dtype=np.int64),
     }
+    if getattr(model, "directed_", None) is not None:
+        arrays["directed"] = np.array(bool(model.directed_))
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
@@ -90,6 +94,9 @@ def load_model(path: str | Path, estimator: type) -> Any:
                                  f"(this kernelne reads version {VERSION})", path)
             arrays = {k: z[k] for k in z.files}
         params = json.loads(str(arrays["params"]))
+        directed = params.pop("directed", None)  # older files: the only record, if any
+        if "directed" in arrays:
+            directed = bool(arrays["directed"])
         model = estimator(**params)
         kernels = [Kernel(str(kind), float(p)) for kind, p in
                    zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
@@ -112,4 +119,5 @@ def load_model(path: str | Path, estimator: type) -> Any:
     model.kernel_scale_ = float(arrays["kernel_scale"])
     model.beta_update_ = str(arrays["beta_update"])
     model.walk_counts_, model.degrees_ = arrays["walk_counts"], arrays["degrees"]
+    model.directed_ = None if directed is None else bool(directed)
     return model

@@ -45,6 +45,9 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = ()
     else:
         if out.is_dir():
             raise InputError("cannot write: it is an existing folder", out)
+        if out.exists() and not out.is_file():  # the atomic rename would replace the node
+            raise InputError("cannot write: not a regular file (a device, pipe or socket); "
+                             "-o - writes text to standard output", out)
         probe_dir = out.parent
     if not probe_dir.is_dir():
         raise InputError("cannot write: its folder does not exist", out)
@@ -71,6 +74,20 @@ def job_count(text: str) -> int:
     return value
 
 
+def positive_count(text: str) -> int:
+    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
+    while parsing, so nothing is created before a bad value is refused)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
+    return value
+
+
 def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     """Processes worth starting: at most one per task and one per core."""
     cores = os.cpu_count() or 1
@@ -78,13 +95,54 @@ def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     return max(1, min(wanted, tasks, cores))
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Delete the ``.NAME.<pid>.<random>.tmp`` files a killed writer of ``path`` left behind
+    (those whose process is gone; a live writer's file is never touched)."""
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid, dot, rest = name[len(prefix):-len(".tmp")].partition(".")
+        if not (dot and rest and pid.isdigit()) or _pid_alive(int(pid)):
+            continue
+        try:
+            os.unlink(path.parent / name)
+        except OSError:
+            pass
+
+
 @contextmanager
 def atomic_path(path: str | Path):
-    """Yield a temporary path in ``path``'s folder; on success rename it to ``path``."""
+    """Yield a temporary path in ``path``'s folder; on success rename it to ``path``.
+
+    The temporary file is ``.NAME.<pid>.<random>.tmp``, so that the ones left by a killed
+    process (SIGKILL skips every cleanup) are removed by the next write of ``NAME``. A failed
+    write (disk full, quota, I/O error) is an :class:`InputError` ``cannot write PATH:
+    REASON`` and leaves nothing.
+    """
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise InputError("cannot write: its folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                                   suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -92,6 +150,8 @@ def atomic_path(path: str | Path):
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -1,4 +1,5 @@
-"""Thread-count handling for the numba kernels; worker processes that die with their parent."""
+"""Thread-count handling for the numba kernels; worker processes that die with their parent;
+the connection to a Dask scheduler."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numba
+
+from kernelne.errors import InputError
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -51,3 +54,19 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+@contextmanager
+def dask_client(address: str) -> Iterator:
+    """A ``distributed.Client`` connected to the scheduler at ``address`` (closed after use);
+    an unreachable scheduler is one :class:`InputError` line."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
+    try:
+        client = Client(address, timeout="5s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+    with client:
+        yield client

@@ -60,6 +60,9 @@ from kernelne.walks import WalkCorpus, count_visits
 
 PLAN_VERSION = 1
 READ_WALKS = 1 << 16  # walks read from a round's file at a time
+# Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
+# plain fit .823): the finer the rounds, the more the parts' updates interleave.
+DEFAULT_ROUNDS = 20
 
 
 def part_size(n: int, parts: int, i: int) -> int:
@@ -267,9 +270,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     folder.mkdir(parents=True, exist_ok=True)
     corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
                         int(seed), model.chunk_walks)
-    walk_bytes = corpus.n_walks * corpus.walk_length * 4
-    rounds = int(model.rounds) if model.rounds else max(
-        1, min(corpus.walks_per_node, -(-walk_bytes // (256 << 20))))
+    rounds = int(model.rounds) if model.rounds else min(DEFAULT_ROUNDS, corpus.n_walks)
     plan = _plan(model, graph, kernels, rounds, parts, seed)
     plan_file, progress_file = folder / "plan.json", folder / "progress.json"
     state: dict[str, Any] = {"step": 0, "pairs": 0, "losses": []}

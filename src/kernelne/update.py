@@ -24,9 +24,10 @@ rows are learned, with the same loss and SGD as a fit (:mod:`kernelne.trainer`):
   (``walk_counts_``, 0 for a new node) plus its count in the new walks: the old corpus' noise
   distribution with the new walks added to it.
 
-The graph is refused (``InputError``) when its ids are of another type than the model's
-(integers against strings), or when it holds fewer than half of the model's nodes (then it is
-most likely another network, or was read with other options).
+The graph is refused (``InputError``) when it is read directed and the model's was not (or
+the reverse), when its ids are of another type than the model's (integers against strings),
+or when it holds fewer than half of the model's nodes (then it is most likely another
+network, or was read with other options).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from kernelne.diagnostics import check_finite
 from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
 from kernelne.parallel import numba_threads
+from kernelne.rows import uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
 from kernelne.walks import WalkCorpus, count_visits
@@ -65,6 +67,14 @@ def _id_kind(nodes: np.ndarray) -> str:
 def check_graph(model: Any, graph: Graph, source: Any = None) -> np.ndarray:
     """Refuse a graph that cannot be an update of ``model``; return :func:`match_nodes`."""
     where = source if isinstance(source, (str, Path)) else None
+    fitted = getattr(model, "directed_", None)  # None: an older model file, unrecorded
+    if fitted is not None and bool(fitted) != graph.directed:
+        read = "directed" if graph.directed else "undirected"
+        fix = ("leave out --directed" if graph.directed
+               else "pass --directed (or a Graph read with directed=True)")
+        raise InputError(
+            f"the model was fitted on a {'directed' if fitted else 'undirected'} graph but this "
+            f"graph is read {read}: {fix}", where)
     old, new = _id_kind(model.nodes_), _id_kind(graph.nodes)
     if old != new:
         raise InputError(
@@ -99,7 +109,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     if int(model.dim) != d:
         raise ValueError(f"the model's rows have dimension {d} but its dim setting is "
                          f"{model.dim}: partial_fit keeps the fitted dimension")
-    g = load_graph(graph)
+    g = load_graph(graph, directed=bool(getattr(model, "directed_", None)))  # a path: as fitted
     start = time.perf_counter()
     pos = check_graph(model, g, graph)
     kept = pos >= 0
@@ -117,7 +127,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     B = np.zeros((n, d), dtype=np.float32)
     A[pos[kept]] = model.embedding_[kept]
     B[pos[kept]] = model.context_embedding_[kept]
-    A[new] = rng.uniform(-0.5 / d, 0.5 / d, size=(len(new), d)).astype(np.float32)
+    A[new] = uniform_rows(rng, len(new), d, 0.5 / d)
     rates = np.zeros(n, dtype=np.float32)
     rates[touched] = touched_rate
     rates[new] = 1.0
@@ -146,6 +156,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     model.loss_history_ = np.array(loss_rows).reshape(-1, 3)
     model.isolated_nodes_ = g.nodes[g.isolated_nodes()]
     model.graph_summary_ = g.summary()
+    model.directed_ = bool(g.directed)
     model.fit_seconds_ = time.perf_counter() - start
     return model
 

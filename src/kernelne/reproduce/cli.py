@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from kernelne.outputs import check_output_path, job_count
+from kernelne.outputs import check_output_path, job_count, positive_count
 
 GRID_TASKS = ("classification", "link_prediction", "sensitivity")
 
@@ -97,16 +97,16 @@ def register(subparsers) -> None:
     p.add_argument("--write-config", metavar="FILE",
                    help="write the default settings file to FILE for editing, and stop")
     p.add_argument("--quick", action="store_true",
-                   help="the reduced grid of the settings' [quick] table (minutes)")
+                   help="the reduced grid of the settings' [quick] table (under a minute)")
     p.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets")
     p.add_argument("--methods", nargs="+", metavar="NAME",
                    help="only these methods (link-prediction heuristics such as katz included; "
                    "those not named are left out)")
     p.add_argument("--tasks", nargs="+", choices=GRID_TASKS, help="only these parts of the grid")
-    p.add_argument("--repeats", type=int, help="classification repeats per ratio")
+    p.add_argument("--repeats", type=positive_count, help="classification repeats per ratio")
     p.add_argument("--jobs", type=job_count, default=-1,
                    help="parallel evaluation processes, local runs (-1 = all cores)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=positive_count, default=None,
                    help="threads per embedding fit (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the jobs on this Dask distributed scheduler, e.g. tcp://host:8786")

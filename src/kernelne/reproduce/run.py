@@ -29,7 +29,7 @@ from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
 from kernelne.graph import Graph
 from kernelne.outputs import cap_jobs
-from kernelne.parallel import die_with_parent
+from kernelne.parallel import dask_client, die_with_parent
 from kernelne.reproduce.cache import Cache
 from kernelne.reproduce.config import model_defaults
 from kernelne.reproduce.grid import (
@@ -179,19 +179,7 @@ def backend(scheduler: str | None) -> Iterator[dict]:
     if scheduler is None:
         yield {"scheduler": None}
         return
-    try:
-        from distributed import Client
-    except ImportError:
-        from kernelne.errors import InputError
-
-        raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
-    try:
-        client = Client(scheduler, timeout="5s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        from kernelne.errors import InputError
-
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
-    with client, parallel_config(backend="dask"):
+    with dask_client(scheduler) as client, parallel_config(backend="dask"):
         yield {"scheduler": scheduler, "dask_workers": len(client.scheduler_info()["workers"])}
 
 

@@ -1,0 +1,180 @@
+"""Partitioned training (kernelne.partitioned): the bucket schedule, the pairs each bucket
+trains, quality against the plain fit, resuming after a crash, and a Dask worker killed
+mid-bucket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import kernelne.partitioned as partitioned
+from kernelne import Graph, KernelNE
+from kernelne.generators import planted_partition_sbm
+from kernelne.kernels import Kernel
+from kernelne.partitioned import bucket_order, part_size, train_bucket
+from kernelne.sampling import alias_table
+from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
+from kernelne.walks import random_walks
+
+
+def sbm_graph(n=600, m=3000, k=4, mu=0.2, seed=0):
+    edges, comm = planted_partition_sbm(n, m, k, mu, seed=seed)
+    return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=n), comm
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_each_round_trains_every_bucket_once_in_disjoint_steps(parts):
+    steps = bucket_order(parts)
+    buckets = [b for step in steps for b in step]
+    assert sorted(buckets) == [(i, j) for i in range(parts) for j in range(parts)]
+    for step in steps:  # a step's buckets share no block: they can run in parallel
+        assert len({i for i, _ in step}) == len({j for _, j in step}) == parts
+
+
+def test_part_sizes_cover_the_nodes():
+    for n in (1, 7, 100):
+        for parts in (1, 2, 3, 8):
+            assert sum(part_size(n, parts, i) for i in range(parts)) == n
+
+
+def test_buckets_train_exactly_the_pairs_of_the_plain_trainer():
+    g, _ = sbm_graph()
+    walks = random_walks(g, 2, 10, seed=1)
+    n, d, parts = g.n_nodes, 8, 3
+    settings = TrainSettings(float(walks.size), 4, 2, seed=1)
+    kernel = kernel_arrays([Kernel("gauss", 1.4)])
+    counts = np.bincount(walks[walks >= 0], minlength=n) + 1.0
+    plain = train_walks(walks, 0, np.zeros((n, d), np.float32), np.zeros((n, d), np.float32),
+                        kernel, Noise(*alias_table(counts**0.75)), settings)
+    total = 0
+    for i in range(parts):
+        for j in range(parts):
+            noise = Noise(*alias_table(counts[j::parts] ** 0.75))
+            A = np.zeros((part_size(n, parts, i), d), np.float32)
+            B = np.zeros((part_size(n, parts, j), d), np.float32)
+            total += train_bucket(walks, 0, A, B, i, j, parts, kernel, noise, settings)
+    assert total == plain > 0
+
+
+def test_a_bucket_writes_only_its_blocks_rows_of_trained_nodes():
+    g, _ = sbm_graph()
+    walks = random_walks(g, 1, 10, seed=2)
+    n, d, parts, i, j = g.n_nodes, 8, 4, 1, 2
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-0.1, 0.1, (part_size(n, parts, i), d)).astype(np.float32)
+    B = rng.uniform(-0.1, 0.1, (part_size(n, parts, j), d)).astype(np.float32)
+    A0, B0 = A.copy(), B.copy()
+    noise = Noise(*alias_table(np.ones(part_size(n, parts, j))))
+    settings = TrainSettings(float(walks.size), 3, 0, seed=3)  # no negatives: B rows of contexts
+    train_bucket(walks, 0, A, B, i, j, parts, kernel_arrays([Kernel("gauss", 1.0)]), noise,
+                 settings)
+    centers = {int(v) // parts for v in walks.ravel() if v >= 0 and v % parts == i}
+    changed_a = set(np.flatnonzero((A != A0).any(axis=1)).tolist())
+    assert changed_a and changed_a <= centers
+    contexts = {int(v) // parts for v in walks.ravel() if v >= 0 and v % parts == j}
+    changed_b = set(np.flatnonzero((B != B0).any(axis=1)).tolist())
+    assert changed_b and changed_b <= contexts
+
+
+def test_partitioned_fit_learns_the_communities_like_the_plain_fit():
+    from kernelne.evaluation import evaluate_node_classification
+
+    g, comm = sbm_graph(2000, 12000, 5, 0.3)
+    scores = {}
+    for parts in (1, 4):  # sigma: the width a plain fit narrows to here (no restart when P > 1)
+        model = KernelNE(random_state=0, workers=1, walks_per_node=10, dim=32, sigma=0.5,
+                         partitions=parts).fit(g)
+        assert model.embedding_.shape == (g.n_nodes, 32)
+        scores[parts] = evaluate_node_classification(
+            model.embedding_, comm, ratios=[0.5], repeats=3, n_jobs=1).value("micro_f1")
+    assert scores[1] > 0.8
+    assert scores[4] >= scores[1] - 0.02, scores
+
+
+def fit_in(folder, g, **kw):
+    return KernelNE(random_state=0, workers=1, walks_per_node=6, dim=16, partitions=3,
+                    rounds=2, sigma=0.5, partition_dir=str(folder), **kw).fit(g)
+
+
+class Crash(Exception):
+    pass
+
+
+def test_a_driver_killed_mid_step_resumes_and_matches_a_clean_run(tmp_path, monkeypatch):
+    g, _ = sbm_graph()
+    clean = fit_in(tmp_path / "clean", g)
+    real, calls = partitioned.bucket_task, []
+
+    def dies_on_the_eighth_bucket(*args):
+        calls.append(args[1:4])
+        if len(calls) == 8:  # step 2, its second bucket: step 2's first bucket already wrote
+            raise Crash
+        return real(*args)
+
+    monkeypatch.setattr(partitioned, "bucket_task", dies_on_the_eighth_bucket)
+    with pytest.raises(Crash):
+        fit_in(tmp_path / "run", g)
+    progress = json.loads((tmp_path / "run" / "progress.json").read_text())
+    assert progress["step"] == 2
+    assert (tmp_path / "run" / "blocks" / "A0.v3.npy").exists()  # half a step was written
+    monkeypatch.setattr(partitioned, "bucket_task", real)
+    resumed = fit_in(tmp_path / "run", g)
+    assert resumed.partition_run_.resumed_at_step == 2
+    np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)
+    np.testing.assert_array_equal(resumed.context_embedding_, clean.context_embedding_)
+    left = sorted(p.name for p in (tmp_path / "run" / "blocks").iterdir())
+    assert all(name.endswith(".v6.npy") for name in left), left  # the last version (2 x 3 steps)
+
+
+def test_a_folder_of_another_fit_is_refused(tmp_path):
+    from kernelne.errors import InputError
+
+    g, _ = sbm_graph()
+    fit_in(tmp_path / "run", g)
+    with pytest.raises(InputError, match="another graph or other settings"):
+        fit_in(tmp_path / "run", g, window=3)
+
+
+def test_partitions_refuse_shared_negatives_and_a_client_needs_partitions():
+    g, _ = sbm_graph(100, 300)
+    with pytest.raises(ValueError, match="shared_negatives"):
+        KernelNE(partitions=2, shared_negatives=True).fit(g)
+    with pytest.raises(ValueError, match="partitions > 1"):
+        KernelNE(walks_per_node=1).fit(g, client=object())
+
+
+def test_a_dask_worker_killed_mid_bucket_costs_only_that_bucket(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    g, _ = sbm_graph(4000, 30000, 5, 0.3)
+    kw = dict(random_state=0, walks_per_node=8, dim=32, partitions=4, rounds=2)
+    clean = KernelNE(workers=1, **kw).fit(g)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        folder = tmp_path / "run"
+        done = {}
+
+        def fit():
+            done["model"] = KernelNE(partition_dir=str(folder), **kw).fit(g, client=client)
+
+        thread = threading.Thread(target=fit)
+        thread.start()
+        progress = folder / "progress.json"
+        deadline = time.time() + 300
+        while time.time() < deadline and thread.is_alive():
+            if progress.exists() and json.loads(progress.read_text()).get("step", 0) >= 1:
+                break
+            time.sleep(0.05)
+        busy = [w for w, tasks in client.processing().items() if tasks]
+        pids = client.run(os.getpid, workers=busy[:1] or None)
+        os.kill(next(iter(pids.values())), signal.SIGKILL)
+        thread.join(600)
+        assert not thread.is_alive()
+    model = done["model"]
+    np.testing.assert_array_equal(model.embedding_, clean.embedding_)
