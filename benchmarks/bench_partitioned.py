@@ -41,12 +41,13 @@ def micro_f1(X, labels, repeats: int) -> float:
 
 
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
-        workers: int = 1) -> dict:
+        workers: int = 1, sigma: float = 2**0.5) -> dict:
     start = time.perf_counter()
-    model = KernelNE(random_state=0, workers=workers, partitions=partitions,
+    model = KernelNE(random_state=0, workers=workers, partitions=partitions, sigma=sigma,
                      walks_per_node=walks).fit(graph, client=client)
     seconds = time.perf_counter() - start
     row = {"P": partitions, "mode": "dask" if client else "local", "seconds": seconds,
+           "kernel_scale": model.kernel_scale_,
            "training": model.stage_seconds_["training"], "pairs": model.n_pairs_,
            "micro_f1": micro_f1(model.embedding_, labels, repeats)}
     if partitions > 1:
@@ -65,6 +66,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--walks", type=int, default=80)
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--sigma", type=float, default=2**0.5, help="Gaussian width (default: sqrt 2)")
     ap.add_argument("--dask", type=int, default=0, help="LocalCluster workers (0: none)")
     ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
                     help="also run P > 1 in this process")
@@ -74,7 +76,7 @@ def main() -> None:
     rows = []
     for p in args.partitions:
         if p == 1 or args.local:
-            rows.append(run(graph, labels, p, args.walks, args.repeats))
+            rows.append(run(graph, labels, p, args.walks, args.repeats, sigma=args.sigma))
             print(rows[-1], flush=True)
     if args.dask:
         from distributed import Client, LocalCluster
@@ -83,7 +85,8 @@ def main() -> None:
                 Client(cluster) as client:
             for p in args.partitions:
                 if p > 1:
-                    rows.append(run(graph, labels, p, args.walks, args.repeats, client))
+                    rows.append(run(graph, labels, p, args.walks, args.repeats, client,
+                                    sigma=args.sigma))
                     print(rows[-1], flush=True)
     print("\n| P | mode | Micro-F1 (50%) | seconds | training s | bucket median s | peak MiB |")
     print("|---|---|---|---|---|---|---|")
