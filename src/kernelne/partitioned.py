@@ -55,6 +55,7 @@ from kernelne.trainer import (
     _draw_negatives,
     _pair,
     kernel_arrays,
+    thread_buffers,
 )
 from kernelne.walks import WalkCorpus, count_visits
 
@@ -110,11 +111,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
     m = kernel.kinds.shape[0]
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
-        neu = np.zeros(d, np.float32)
-        kv = np.empty(m, np.float32)
-        gbeta = np.zeros(m, np.float32)
-        negs = np.empty(cfg.negatives, np.int64)
-        ahead = np.empty(cfg.negatives, np.int64)
+        neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         loss = np.zeros(2, np.float32)
         count = 0
         stop = (blk + 1) * n_walks // n_blocks

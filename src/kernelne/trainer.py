@@ -218,6 +218,15 @@ def train_walks(
     return pairs
 
 
+@njit(inline="always")
+def thread_buffers(d, m, negatives):
+    """One thread's scratch for the pair step: the center's accumulated step ``neu`` (d),
+    the kernel values ``kv`` and weight gradient ``gbeta`` (m), this and the next pair's
+    negatives ``negs``, ``ahead`` (k)."""
+    return (np.zeros(d, np.float32), np.empty(m, np.float32), np.zeros(m, np.float32),
+            np.empty(negatives, np.int64), np.empty(negatives, np.int64))
+
+
 @njit(parallel=True, fastmath=True, cache=True)
 def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_losses, rates):
     n_walks = walks.shape[0]
@@ -225,11 +234,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     m = kernel.kinds.shape[0]
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
-        neu = np.zeros(d, np.float32)
-        kv = np.empty(m, np.float32)
-        gbeta = np.zeros(m, np.float32)
-        negs = np.empty(cfg.negatives, np.int64)
-        ahead = np.empty(cfg.negatives, np.int64)
+        neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         scratch = np.empty(d, np.float32)
         loss = block_losses[blk]
         count = 0
