@@ -1,6 +1,6 @@
 """Partitioned training (kernelne.partitioned): the bucket schedule, the pairs each bucket
-trains, quality against the plain fit, resuming after a crash, and a Dask worker killed
-mid-bucket."""
+trains, quality against the plain fit, the robust restart, resuming after a crash, and a Dask
+worker killed mid-bucket."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ from kernelne import Graph, KernelNE
 from kernelne.generators import planted_partition_sbm
 from kernelne.kernels import Kernel
 from kernelne.partitioned import bucket_order, part_size, train_bucket
+from kernelne.robust import PART_SHELL_OFFSET, SHELL_AUC
 from kernelne.sampling import alias_table
 from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 from kernelne.walks import random_walks
@@ -87,7 +89,7 @@ def test_partitioned_fit_learns_the_communities_like_the_plain_fit():
 
     g, comm = sbm_graph(2000, 12000, 5, 0.3)
     scores = {}
-    for parts in (1, 4):  # sigma: the width a plain fit narrows to here (no restart when P > 1)
+    for parts in (1, 4):  # sigma: the width a plain fit narrows to here
         model = KernelNE(random_state=0, workers=1, walks_per_node=10, dim=32, sigma=0.5,
                          partitions=parts).fit(g)
         assert model.embedding_.shape == (g.n_nodes, 32)
@@ -130,6 +132,48 @@ def test_a_driver_killed_mid_step_resumes_and_matches_a_clean_run(tmp_path, monk
     np.testing.assert_array_equal(resumed.context_embedding_, clean.context_embedding_)
     left = sorted(p.name for p in (tmp_path / "run" / "blocks").iterdir())
     assert all(name.endswith(".v6.npy") for name in left), left  # the last version (2 x 3 steps)
+
+
+@pytest.fixture(scope="module")
+def dense_graph() -> Graph:
+    """10 planted groups of 150 nodes, mean degree ~60: the default kernels form the shell."""
+    g = nx.planted_partition_graph(10, 150, 24 / 149, 36 / 1350, seed=3)
+    src, dst = np.array(g.edges()).T
+    return Graph.from_edges(src, dst)
+
+
+def dense_fit(graph, folder=None, **kw):
+    return KernelNE(kernel="schoenberg", dim=16, walks_per_node=6, workers=1, random_state=0,
+                    partitions=3, rounds=4, partition_dir=folder and str(folder), **kw).fit(graph)
+
+
+def test_a_partitioned_fit_narrows_the_kernel_when_the_shell_forms(dense_graph):
+    robust = dense_fit(dense_graph)
+    assert robust.kernel_scale_ == 8.0 and len(robust.narrowed_) == 1
+    shell = robust.narrowed_[0]
+    assert shell["offset_ratio"] > PART_SHELL_OFFSET and shell["neighbour_auc"] < SHELL_AUC
+    paper = dense_fit(dense_graph, robust=False)
+    assert paper.kernel_scale_ == 1.0 and paper.narrowed_ == []
+    assert robust.n_pairs_ == paper.n_pairs_  # the restarted run trains on the same walks
+    assert robust.health_.neighbour_auc > paper.health_.neighbour_auc
+
+
+def test_a_driver_killed_just_after_a_restart_resumes_it(dense_graph, tmp_path, monkeypatch):
+    clean = dense_fit(dense_graph, tmp_path / "clean")
+    real = partitioned._restart
+
+    def dies_after_restarting(*args):
+        real(*args)
+        raise Crash
+
+    monkeypatch.setattr(partitioned, "_restart", dies_after_restarting)
+    with pytest.raises(Crash):
+        dense_fit(dense_graph, tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "progress.json").read_text())["scale"] == 8.0
+    monkeypatch.setattr(partitioned, "_restart", real)
+    resumed = dense_fit(dense_graph, tmp_path / "run")
+    assert resumed.kernel_scale_ == 8.0 and resumed.narrowed_ == clean.narrowed_
+    np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)
 
 
 def test_a_folder_of_another_fit_is_refused(tmp_path):

@@ -70,7 +70,9 @@ def check_finite(*matrices: np.ndarray) -> None:
             )
 
 
-def _offset_and_direction(X: np.ndarray) -> tuple[float, float]:
+def offset_and_direction(X: np.ndarray) -> tuple[float, float]:
+    """The offset ratio ``||mean(X)|| / rms(X - mean(X))`` of the rows ``X`` and the share of
+    their centered variance along the first principal direction."""
     X = X.astype(np.float64)
     mean = X.mean(axis=0)
     dev = X - mean
@@ -135,8 +137,8 @@ def embedding_health(
     auc = neighbour_auc(A, sample_edges(indptr, indices, SAMPLE_PAIRS, rng), rows, rng)
     if len(rows) > SAMPLE_ROWS:
         rows = np.sort(rng.choice(rows, SAMPLE_ROWS, replace=False))
-    offset, _ = _offset_and_direction(A[rows])
-    _, direction = _offset_and_direction(B[rows])
+    offset, _ = offset_and_direction(A[rows])
+    _, direction = offset_and_direction(B[rows])
     return EmbeddingHealth(auc, offset, direction)
 
 

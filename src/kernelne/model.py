@@ -30,6 +30,13 @@ from kernelne.kernels import Kernel, parse_kernel
 from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
 from kernelne.partitioned import fit_partitioned, remove_folder
+from kernelne.robust import (
+    CHECKPOINT_PAIRS,
+    MAX_NARROWING,
+    NARROWING,
+    at_checkpoint,
+    shell_figures,
+)
 from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
@@ -41,20 +48,6 @@ from kernelne.walks import WalkCorpus, count_visits
 # Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
 BETA_UPDATES = ("projected", "simplex")
-# Robust fits (docs/COLLAPSE.md): at CHECKPOINT of the run the rows are checked for the shell
-# that wide kernels fall into (dense graphs; Cora with sch:0.5). Measured at 3-7% of runs
-# (offset ratio, neighbour AUC): collapsing (2.4-3.4, 0.42-0.58) and (1.7, 0.50); healthy
-# (0.2-1.4, 0.60-0.99) and (2.6, 0.83) (Cora, gauss:3, which ends best of all). The shell is
-# an offset ratio above SHELL_OFFSET with an AUC below SHELL_AUC_WIDE, or above 1 with an AUC
-# below SHELL_AUC. If found, training restarts with the kernel narrowed NARROWING times in
-# ||x - y||^2, at most MAX_NARROWING times.
-CHECKPOINT = 0.05
-CHECKPOINT_PAIRS = 200  # ... and not before this many pairs per node (then at most half-way)
-SHELL_OFFSET = 2.0
-SHELL_AUC_WIDE = 0.7
-SHELL_AUC = 0.55
-NARROWING = 8.0
-MAX_NARROWING = 2
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 
 
@@ -331,14 +324,15 @@ class KernelNE(EmbeddingEstimator):
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
                                             seed=int(seed % 2**32))
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
-        # no restart in a partitioned fit: the warning names the narrower kernel to give instead
-        warn_if_collapsed(self.health_, mean_degree, ", ".join(str(k) for k in kernels), True)
+        warn_if_collapsed(self.health_, mean_degree,
+                          ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),
+                          self.robust)
         self.embedding_, self.context_embedding_ = A, B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
-        self.kernel_scale_ = 1.0
-        self.narrowed_ = []
-        self.beta_update_ = self.beta_update
+        self.kernel_scale_ = run.scale
+        self.narrowed_ = run.narrowed
+        self.beta_update_ = "simplex" if run.simplex else "projected"
         self.beta_ = run.beta
         self.beta_history_ = np.array([run.beta])
         self.n_pairs_ = run.pairs
@@ -406,7 +400,8 @@ class _Run:
     def train(self, check_shell: bool, monitor: Callable | None = None) -> dict | None:
         """Train on every chunk; with ``check_shell``, stop early and return the health
         figures if the rows are forming the collapsed shell at the first chunk past
-        :data:`CHECKPOINT` of the run and :data:`CHECKPOINT_PAIRS` pairs per node."""
+        :data:`~kernelne.robust.CHECKPOINT` of the run and
+        :data:`~kernelne.robust.CHECKPOINT_PAIRS` pairs per node."""
         m, corpus = self.model, self.corpus
         total_chunks = m.epochs * corpus.n_chunks
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
@@ -446,30 +441,15 @@ class _Run:
                     step += 1
                     if settings.learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())
-                    if check_shell and step >= CHECKPOINT * total_chunks and (
-                            self.pairs >= min_pairs):
+                    if check_shell and at_checkpoint(step, total_chunks, self.pairs,
+                                                     min_pairs):
                         check_shell = False
                         if step < total_chunks / 2:
-                            shell = self._shell()
+                            shell = shell_figures(
+                                self.A, self.B, self.graph.indptr, self.graph.indices,
+                                self.graph.degrees > 0, self.beta, self.scale[0], self.pairs)
                             if shell is not None:
                                 return shell
-        return None
-
-    def _shell(self) -> dict | None:
-        """Health figures if the rows are collapsing into the shell, else None."""
-        if not np.isfinite(self.A).all():
-            return None  # diverged: reported as an error after the run
-        g = self.graph
-        health = embedding_health(self.A, self.B, g.indptr, g.indices, g.degrees > 0)
-        offset, auc = health.offset_ratio, health.neighbour_auc
-        # MKernelNE's projected weights can all shrink instead (every kernel value near
-        # 1/(k+1) with the rows on one point): the restart then keeps them on the simplex.
-        weights = len(self.beta) > 1 and float(self.beta.sum()) < 0.5 and auc < SHELL_AUC
-        if (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
-                offset > 1.0 and auc < SHELL_AUC) or weights:
-            return {"kernel_scale": float(self.scale[0]), "at_pairs": self.pairs,
-                    "neighbour_auc": auc, "offset_ratio": offset,
-                    "weights_collapsed": weights}
         return None
 
 

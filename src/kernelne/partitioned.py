@@ -20,8 +20,11 @@ dies is restarted with the same folder and resumes at the first unfinished step.
 deterministic on one thread (negatives seeded by (seed, bucket, walk)), so a resumed or rerun
 fit equals a clean one bit for bit.
 
-MKernelNE's weights are learned in every bucket and averaged over a step's buckets. Not
-supported here: shared negatives, per-row rates (``partial_fit``) and the robust restart.
+MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
+restart (docs/METHOD.md §7) is the plain fit's: after the first step past 5% of the run the
+rows are checked for the collapsed shell and, if it is forming, training starts again from
+version 0 of the blocks with the kernel narrowed 8x (the walks are kept). Not supported here:
+shared negatives and per-row rates (``partial_fit``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.prefetch import prefetch_row
+from kernelne.robust import (
+    CHECKPOINT_PAIRS,
+    MAX_NARROWING,
+    NARROWING,
+    at_checkpoint,
+    shell_figures,
+)
 from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
 from kernelne.trainer import (
     _NEG_STREAM,
@@ -228,6 +238,9 @@ class PartitionedResult:
     B: np.ndarray
     beta: np.ndarray
     counts: np.ndarray
+    scale: float
+    narrowed: list[dict]
+    simplex: bool
     pairs: int
     losses: list[tuple[int, float, float]]
     resumed_at_step: int
@@ -284,32 +297,39 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     counts = _make_walks(folder, corpus, rounds, model.epochs, progress, state)
     if "walks_done" not in state:
         _make_noise(folder, counts, parts)
-        _init_blocks(folder, n, parts, d, seed)
         state["walks_done"] = True
         _write_json(plan_file, plan)
+    if resumed_at == 0:  # version 0 is made again from the seed: it may have been removed
+        _init_blocks(folder, n, parts, d, seed)
         _write_json(progress_file, state)
     walk_seconds = time.perf_counter() - walk_start
 
-    kinds_params = kernel_arrays(kernels)
-    beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
+    state.setdefault("scale", 1.0)
+    state.setdefault("narrowed", [])
+    state.setdefault("simplex", model.beta_update == "simplex")
+    can_narrow = bool(model.robust) and kernels[0].kind != "linear"
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
-    settings = TrainSettings(
-        total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
-        model.reg, model.beta_reg, learn_beta=len(kernels) > 1,
-        beta_simplex=model.beta_update == "simplex", seed=seed,
-    ).typed()
     bounds = round_bounds(corpus.n_walks, rounds)
     schedule = [(e, r, s) for e in range(model.epochs) for r in range(rounds)
                 for s in range(parts)]
     steps = bucket_order(parts)
     threads = 1 if client is not None else model.workers
+    min_pairs = CHECKPOINT_PAIRS * int((counts > 0).sum())
     bucket_seconds: list[float] = []
     peak = 0.0
     train_start = time.perf_counter()
     bar = tqdm(total=len(schedule), initial=resumed_at, unit="step", disable=not progress,
                desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
     with bar:
-        for t in range(resumed_at, len(schedule)):
+        t = resumed_at
+        while t < len(schedule):
+            kinds_params = kernel_arrays(kernels, scale=state["scale"])
+            settings = TrainSettings(
+                total_centers, int(model.window), int(model.negatives), model.lr,
+                model.min_lr, model.reg, model.beta_reg, learn_beta=len(kernels) > 1,
+                beta_simplex=bool(state["simplex"]), seed=seed,
+            ).typed()
+            beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
             epoch, r, s = schedule[t]
             kernel = KernelArrays(kinds_params.kinds, kinds_params.params, beta,
                                   kinds_params.scale)
@@ -331,23 +351,65 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             state["pairs"] = int(state["pairs"]) + step_pairs
             state["losses"].append((state["pairs"], pos / max(step_pairs, 1),
                                     neg / max(step_pairs * model.negatives, 1)))
-            state["step"] = t + 1
+            state["step"] = t = t + 1
             state["beta"] = beta.tolist()
+            bucket_seconds += [res["seconds"] for res in results]
+            peak = max([peak] + [res["peak_mb"] for res in results])
+            shell = None
+            if (can_narrow and not state.get("checked")
+                    and len(state["narrowed"]) < MAX_NARROWING
+                    and at_checkpoint(t, len(schedule), state["pairs"], min_pairs)):
+                state["checked"] = True
+                if t < len(schedule) / 2:
+                    shell = _shell(folder, graph, counts, parts, d, t, beta, state)
+            if shell is not None:
+                state = _restart(folder, state, shell, n, parts, d, seed, progress_file)
+                t = 0
+                bar.reset()
+                continue
             _write_json(progress_file, state)
             for which in "AB":
                 for part in range(parts):
-                    block_path(folder, which, part, t).unlink(missing_ok=True)
-            bucket_seconds += [res["seconds"] for res in results]
-            peak = max([peak] + [res["peak_mb"] for res in results])
+                    block_path(folder, which, part, t - 1).unlink(missing_ok=True)
             bar.update(1)
     train_seconds = time.perf_counter() - train_start
     version = len(schedule)
     A = _assemble(folder, "A", n, parts, d, version)
     B = _assemble(folder, "B", n, parts, d, version)
     return PartitionedResult(
-        A, B, beta, counts, int(state["pairs"]), [tuple(x) for x in state["losses"]],
+        A, B, np.array(state["beta"], dtype=np.float32), counts, float(state["scale"]),
+        list(state["narrowed"]), bool(state["simplex"]), int(state["pairs"]),
+        [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, peak, walk_seconds, train_seconds,
     )
+
+
+def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,
+           beta: np.ndarray, state: dict) -> dict | None:
+    """The robust restart's test (:func:`kernelne.robust.shell_figures`) on version
+    ``version`` of the blocks, put together in ``folder/{A,B}.npy`` (memory-mapped)."""
+    n = graph.n_nodes
+    A = _assemble(folder, "A", n, parts, d, version)
+    B = _assemble(folder, "B", n, parts, d, version)
+    return shell_figures(A, B, graph.indptr, graph.indices, counts > 0, beta,
+                         float(state["scale"]), int(state["pairs"]), parts)
+
+
+def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,
+             progress_file: Path) -> dict:
+    """Start again from version 0 with the kernel narrowed :data:`NARROWING` times (and
+    MKernelNE on the simplex step if its weights collapsed); the walks are kept. The new
+    state is written before the blocks change, so a driver killed here resumes at step 0."""
+    state = {
+        "step": 0, "pairs": 0, "losses": [], "walks_done": True,
+        "scale": float(state["scale"]) * NARROWING,
+        "narrowed": [*state["narrowed"], shell],
+        "simplex": bool(state["simplex"]) or bool(shell["weights_collapsed"]),
+    }
+    _write_json(progress_file, state)
+    _remove_stale_blocks(folder, -1)
+    _init_blocks(folder, n, parts, d, seed)
+    return state
 
 
 def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, epochs: int, progress: bool,

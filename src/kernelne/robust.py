@@ -1,0 +1,72 @@
+"""The robust restart's test (docs/METHOD.md §7): are the rows forming the collapsed shell?
+
+At CHECKPOINT of the run the rows are checked for the shell that wide kernels fall into
+(dense graphs; Cora with sch:0.5; docs/COLLAPSE.md). Measured at 3-7% of runs (offset ratio,
+neighbour AUC): collapsing (2.4-3.4, 0.42-0.58) and (1.7, 0.50); healthy (0.2-1.4, 0.60-0.99)
+and (2.6, 0.83) (Cora, gauss:3, which ends best of all). The shell is an offset ratio above
+SHELL_OFFSET with an AUC below SHELL_AUC_WIDE, or above 1 with an AUC below SHELL_AUC. If
+found, training restarts with the kernel narrowed NARROWING times in ``||x - y||^2``, at most
+MAX_NARROWING times. Used by the plain fit (:mod:`kernelne.model`) and the partitioned one
+(:mod:`kernelne.partitioned`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelne.diagnostics import SAMPLE_ROWS, embedding_health, offset_and_direction
+
+CHECKPOINT = 0.05
+CHECKPOINT_PAIRS = 200  # ... and not before this many pairs per node (then at most half-way)
+SHELL_OFFSET = 2.0
+SHELL_AUC_WIDE = 0.7
+SHELL_AUC = 0.55
+# A partitioned fit's parts drift apart: the shell forms within each part (A_i's rows share an
+# offset) while the offset of all of A stays lower. So its test takes the mean of the parts'
+# offset ratios, against a lower bar. Measured at the checkpoint (part offset, AUC):
+# collapsing dense planted partition, sch P=3 (1.4, 0.50), gauss P=4 (0.99, 0.51); 100k-node
+# planted partition, gauss P=4 (1.07, 0.52); healthy dense gauss:0.5 P=3 (0.45, 0.57).
+PART_SHELL_OFFSET = 0.8
+NARROWING = 8.0
+MAX_NARROWING = 2
+
+
+def part_offset_ratio(A: np.ndarray, active: np.ndarray, parts: int, seed: int = 0) -> float:
+    """Mean over the parts ``i`` (nodes ``v mod P = i``) of the offset ratio of part ``i``'s
+    active rows of ``A`` (a sample of :data:`~kernelne.diagnostics.SAMPLE_ROWS` in all)."""
+    rows = np.flatnonzero(active)
+    if len(rows) > SAMPLE_ROWS:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, SAMPLE_ROWS, replace=False))
+    ratios = [offset_and_direction(np.asarray(A[rows[rows % parts == i]]))[0]
+              for i in range(parts) if np.any(rows % parts == i)]
+    return float(np.mean(ratios))
+
+
+def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                  active: np.ndarray, beta: np.ndarray, scale: float, pairs: int,
+                  parts: int = 1) -> dict | None:
+    """The health figures (and where they were taken) if the rows ``A``, ``B`` of the graph
+    with CSR adjacency ``indptr``, ``indices`` are collapsing into the shell, else None.
+    ``active``: the nodes that occur in walks; ``beta``: MKernelNE's weights, whose all
+    shrinking (``sum beta < 0.5`` with a low AUC) is the multi-kernel form of the shell;
+    ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean)."""
+    if not np.isfinite(A).all():
+        return None  # diverged: reported as an error after the run
+    health = embedding_health(A, B, indptr, indices, active)
+    offset, auc = health.offset_ratio, health.neighbour_auc
+    low_bar = 1.0
+    if parts > 1:
+        offset, low_bar = part_offset_ratio(A, active, parts), PART_SHELL_OFFSET
+    weights = len(beta) > 1 and float(np.sum(beta)) < 0.5 and auc < SHELL_AUC
+    if (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
+            offset > low_bar and auc < SHELL_AUC) or weights:
+        return {"kernel_scale": float(scale), "at_pairs": int(pairs),
+                "neighbour_auc": auc, "offset_ratio": offset, "weights_collapsed": weights}
+    return None
+
+
+def at_checkpoint(step: int, total_steps: int, pairs: int, min_pairs: int) -> bool:
+    """Whether the shell test is due after ``step`` of ``total_steps`` (chunks of walks or
+    partitioned steps), ``pairs`` trained: the first step past CHECKPOINT of the run with
+    ``min_pairs`` trained (CHECKPOINT_PAIRS per active node), if before half of the run."""
+    return step >= CHECKPOINT * total_steps and pairs >= min_pairs
