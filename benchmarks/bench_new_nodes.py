@@ -68,6 +68,7 @@ def fits(g: Graph, held: np.ndarray, seed: int, cache: Path | None, key: str):
         if all(f.is_file() for f in files) and times.is_file():
             t = json.loads(times.read_text())
             full, base = (KernelNE.load_model(f) for f in files)
+            full.n_pairs_ = t.get("pairs_full")  # not in a model file
             return full, base, t["full_s"], t["full_cpu"], t["base_s"]
     t, c = time.perf_counter(), time.process_time()
     full = KernelNE(workers=1, random_state=seed).fit(g)
@@ -79,7 +80,7 @@ def fits(g: Graph, held: np.ndarray, seed: int, cache: Path | None, key: str):
         full.save_model(files[0])
         base.save_model(files[1])
         times.write_text(json.dumps({"full_s": full_s, "full_cpu": full_cpu,
-                                     "base_s": base_s}))
+                                     "base_s": base_s, "pairs_full": full.n_pairs_}))
         base = KernelNE.load_model(files[1])  # as a rerun would see it
     return full, base, full_s, full_cpu, base_s
 
