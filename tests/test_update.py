@@ -151,6 +151,34 @@ def test_touched_rate_moves_touched_rows_only(grown, tmp_path):
     assert changed[touched].mean() > 0.9 and not changed[~touched].any()
 
 
+def test_nodes_isolated_at_fit_time_are_relearned_and_no_other_old_row_moves(tmp_path):
+    """Old nodes no walk of the fit visited (isolated then: rows never trained) but with edges
+    in the grown graph are learned like new nodes; every trained old row stays as it was."""
+    graph, groups = planted_partition(seed=0)
+    cut = np.sort(np.random.default_rng(1).choice(graph.n_nodes, 12, replace=False))
+    e = graph.edges()
+    e = e[~np.isin(e, cut).any(axis=1)]  # the 12 nodes are kept, isolated
+    base = KernelNE(**SMALL).fit(Graph.from_edges(*e.T, n_nodes=graph.n_nodes,
+                                                  nodes=graph.nodes))
+    assert (base.degrees_[cut] == 0).all()
+    model = fitted_copy(base, tmp_path).partial_fit(graph)
+    assert len(model.new_nodes_) == 0 and np.array_equal(np.sort(model.relearned_nodes_), cut)
+    assert set(cut) <= set(model.touched_nodes_)
+    rest = np.setdiff1d(np.arange(graph.n_nodes), cut)
+    assert np.array_equal(model.embedding_[rest], base.embedding_[rest])
+    assert np.array_equal(model.context_embedding_[rest], base.context_embedding_[rest])
+    # relearned rows join their own group; the fit left them at their random initialisation
+    centroids = np.array([base.embedding_[rest][groups[rest] == k].mean(axis=0)
+                          for k in range(4)])
+
+    def share_in_own_group(rows):
+        dist = ((rows[:, None, :] - centroids[None]) ** 2).sum(axis=2)
+        return (dist.argmin(axis=1) == groups[cut]).mean()
+
+    assert share_in_own_group(model.embedding_[cut]) >= 0.9
+    assert share_in_own_group(base.embedding_[cut]) <= 0.6
+
+
 def test_partial_fit_is_reproducible_and_a_no_op_on_the_same_graph(grown, tmp_path):
     graph, _, held, base = grown
     a = fitted_copy(base, tmp_path).partial_fit(graph)

@@ -139,7 +139,9 @@ def cmd_update(args: argparse.Namespace) -> int:
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"graph      {graph.summary()}\n"
-              f"nodes      {len(model.new_nodes_):,} new, {len(model.touched_nodes_):,} touched "
+              f"nodes      {len(model.new_nodes_):,} new, {len(model.relearned_nodes_):,} "
+              "relearned (no edge when fitted), "
+              f"{len(model.touched_nodes_):,} touched "
               f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; every "
               "other row kept as it was\n"
               f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
