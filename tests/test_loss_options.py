@@ -200,6 +200,7 @@ def test_subsampling_drops_frequent_nodes_more():
     assert ratio < 0.3
 
 
+@pytest.mark.filterwarnings("ignore::kernelne.diagnostics.DegenerateEmbeddingWarning")
 def test_options_that_change_nothing_leave_the_fit_bit_for_bit(small_graph):
     """Window 1 shrunk is window 1, a threshold above every frequency keeps every node: the
     options' random streams do not touch the negatives' or the walks'."""
@@ -211,6 +212,7 @@ def test_options_that_change_nothing_leave_the_fit_bit_for_bit(small_graph):
                                       plain)
 
 
+@pytest.mark.filterwarnings("ignore::kernelne.diagnostics.DegenerateEmbeddingWarning")
 @pytest.mark.parametrize("extra", [{"loss": "loglik"}, {"window_shrink": True},
                                    {"subsample": 1e-2}])
 def test_options_are_reproducible_and_change_the_fit(small_graph, extra):
@@ -236,4 +238,25 @@ def test_bad_values_are_rejected(small_graph, bad):
 def test_keep_probabilities_off_and_unseen_nodes():
     assert keep_probabilities(np.array([3, 4]), 0.0).shape == (0,)
     keep = keep_probabilities(np.array([0, 10, 90]), 0.05)
-    assert keep[0] == 1.0 and keep[1] == 1.0 and keep[2] == pytest.approx(math.sqrt(0.05 / 0.9))
+    assert keep[0] == 1.0  # a node the walks never visit
+    assert keep[1] == pytest.approx(math.sqrt(0.5))
+    assert keep[2] == pytest.approx(math.sqrt(0.05 / 0.9))
+    assert keep_probabilities(np.array([1, 1]), 0.6).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.filterwarnings("ignore::kernelne.diagnostics.DegenerateEmbeddingWarning")
+def test_cli_options_reach_the_model_and_its_file(tmp_path, capsys):
+    from kernelne.cli import main
+
+    path = tmp_path / "ring.txt"
+    path.write_text("\n".join(f"{i}\t{(i + 1) % 12}" for i in range(12)))
+    out, model_file = tmp_path / "emb.npy", tmp_path / "model.npz"
+    assert main(["embed", str(path), "-o", str(out), "--model-out", str(model_file), "--dim",
+                 "8", "--walks-per-node", "4", "--walk-length", "6", "--window", "3",
+                 "--seed", "1", "--workers", "1", "--loss", "loglik", "--window-shrink",
+                 "--subsample", "0.05"]) == 0
+    assert "options    loss loglik, shrinking windows, subsample 0.05" in capsys.readouterr().out
+    back = KernelNE.load_model(model_file)
+    assert (back.loss, back.window_shrink, back.subsample) == ("loglik", True, 0.05)
+    with pytest.raises(SystemExit):
+        main(["embed", str(path), "-o", str(out), "--loss", "hinge"])

@@ -13,6 +13,12 @@ only thing that varies. For distance kernels ``k = f(s)``, ``s = ||a - b||^2``:
 ``grad_a k = b``.
 The center row is updated after its k + 1 terms, as in word2vec and the authors' code.
 
+Options (docs/METHOD.md §2, §5): ``loglik`` replaces each term by ``-log k`` (context) or
+``-log(1 - k)`` (negative) with ``k`` clipped (:func:`_term`; only the factor ``dloss/dk``
+changes); ``window_shrink`` draws each center's window uniformly in ``1..gamma``; ``keep``
+(:func:`train_walks`) subsamples frequent nodes. Their draws come from a per-walk stream of
+their own, so the negatives, and the default results, do not change.
+
 The learning rate decays linearly with the number of processed centers,
 ``lr_t = max(lr (1 - t / T), min_lr)`` with ``T`` the corpus size times the number of epochs.
 
