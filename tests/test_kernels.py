@@ -31,12 +31,16 @@ def _kernel_value(kind, param, s):
 
 
 @numba.njit
-def _term_jit(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
-    return _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho)
+def _term_jit(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho, loglik):
+    return _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho, loglik)
 
 
-def _term_call(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho=1.0):
-    return _term_jit(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, F32(rho))
+def _term_call(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho=1.0,
+               loglik=False):
+    """``(y - k, ca)`` of :func:`_term` with the squared loss (``loglik``: ``(y - k, ca, g)``)."""
+    err, ca, g = _term_jit(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, F32(rho),
+                           loglik)
+    return (err, ca, g) if loglik else (err, ca)
 
 
 def _at_distance(s: float, d: int = 4) -> tuple[np.ndarray, np.ndarray]:

@@ -51,6 +51,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
                    help="kernel weights of --kernel multi: projected SGD (paper) or on the "
                    "simplex by mirror descent")
+    g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
+                   help="squared (the paper's (y - k)^2, default) or loglik (-log k for a "
+                   "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
+    g.add_argument("--window-shrink", action="store_true",
+                   help="word2vec's shrinking window: each center draws its window uniformly "
+                   "in 1..--window, so nearer contexts weigh more (default: off)")
+    g.add_argument("--subsample", type=float, default=0.0, metavar="T",
+                   help="word2vec's frequent-node subsampling: drop an occurrence of a node "
+                   "with probability 1 - sqrt(T / its frequency in the walks) (default 0: off)")
 
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +123,8 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
         workers=args.workers, random_state=args.seed, verbose=verbose,
         robust=not args.paper, beta_update=args.beta_update,
-        shared_negatives=args.shared_negatives,
+        shared_negatives=args.shared_negatives, loss=args.loss,
+        window_shrink=args.window_shrink, subsample=args.subsample,
         partitions=getattr(args, "partitions", 1),
         partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
     )
@@ -134,6 +144,11 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     ]
     if model.shared_negatives:
         lines.append(f"negatives  {model.negatives} per center, shared by its contexts")
+    options = ([f"loss {model.loss}"] if model.loss != "squared" else []) + (
+        ["shrinking windows"] if model.window_shrink else []) + (
+        [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
+    if options:
+        lines.append("options    " + ", ".join(options))
     for shell in model.narrowed_:
         lines.append(
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
@@ -197,6 +212,7 @@ OPTION_PARAMS = {
     "walks_per_node": "walks_per_node", "walk_length": "walk_length", "window": "window",
     "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
     "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
-    "beta_update": "beta_update", "shared_negatives": "shared_negatives",
+    "beta_update": "beta_update", "shared_negatives": "shared_negatives", "loss": "loss",
+    "window_shrink": "window_shrink", "subsample": "subsample",
     "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
 }

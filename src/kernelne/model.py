@@ -39,7 +39,14 @@ from kernelne.robust import (
 )
 from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
-from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
+from kernelne.trainer import (
+    LOSSES,
+    Noise,
+    keep_probabilities,
+    kernel_arrays,
+    train_settings,
+    train_walks,
+)
 from kernelne.update import partial_fit
 from kernelne.walks import WalkCorpus, count_visits
 
@@ -93,6 +100,15 @@ class KernelNE(EmbeddingEstimator):
             from it). ``None``: a temporary folder, removed after the fit.
         rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``:
             20 (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
+        loss: ``"squared"`` (the paper's ``(y - k)^2``, default) or ``"loglik"`` (the kernel
+            read as an edge probability: ``-log k`` for a context, ``-log(1 - k)`` for a
+            negative, ``k`` clipped to ``[1e-4, 0.99]``; docs/METHOD.md §2).
+        window_shrink: each center draws its window uniformly in ``1..window`` (word2vec's
+            shrinking window: a context at distance ``j`` weighs ``(window - j + 1) / window``).
+            ``False`` (default): every context in the window weighs 1, the paper's setting.
+        subsample: word2vec's frequent-node subsampling threshold ``t``: an occurrence of
+            ``v`` in the walks is dropped (as center and as context) with probability
+            ``1 - sqrt(t / f_v)``, ``f_v`` its frequency in the walks; 0 (default) keeps all.
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -153,6 +169,9 @@ class KernelNE(EmbeddingEstimator):
         partitions: int = 1,
         partition_dir: str | None = None,
         rounds: int | None = None,
+        loss: str = "squared",
+        window_shrink: bool = False,
+        subsample: float = 0.0,
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -181,6 +200,9 @@ class KernelNE(EmbeddingEstimator):
         self.partitions = partitions
         self.partition_dir = partition_dir
         self.rounds = rounds
+        self.loss = loss
+        self.window_shrink = window_shrink
+        self.subsample = subsample
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -219,6 +241,17 @@ class KernelNE(EmbeddingEstimator):
         if self.beta_update not in BETA_UPDATES:
             raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
                              f"got {self.beta_update!r}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if not isinstance(self.window_shrink, (bool, np.bool_)):
+            raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
+        try:
+            subsample = float(self.subsample)
+        except (TypeError, ValueError):
+            subsample = math.nan
+        if not (math.isfinite(subsample) and 0 <= subsample < 1):
+            raise ValueError(f"subsample must be a threshold in [0, 1) (0 = off; word2vec "
+                             f"uses 1e-3 to 1e-5), got {self.subsample!r}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
@@ -254,11 +287,13 @@ class KernelNE(EmbeddingEstimator):
                         stored.append(walks)
                     bar.update(len(walks))
             negatives = alias_table(counts.astype(np.float64) ** 0.75)
+            keep = (keep_probabilities(counts, float(self.subsample))
+                    if self.subsample > 0 else None)  # subsampling: None = off
             counting_seconds = time.perf_counter() - start
             rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
             can_narrow = self.robust and kernels[0].kind != "linear"
             while True:
-                run = _Run(self, g, corpus, stored, negatives, kernels, seed, rho, simplex)
+                run = _Run(self, g, corpus, stored, negatives, keep, kernels, seed, rho, simplex)
                 shell = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
                 if shell is None:
                     break
@@ -377,9 +412,11 @@ class _Run:
     """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
     1/m``; distance kernels see ``rho * ||a - b||^2``."""
 
-    def __init__(self, model, graph, corpus, stored, negatives, kernels, seed, rho, simplex):
+    def __init__(self, model, graph, corpus, stored, negatives, keep, kernels, seed, rho,
+                 simplex):
         self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
         self.noise = Noise(*negatives)
+        self.keep = keep  # subsampling's keep probabilities, None: off
         self.seed = seed
         n, d = graph.n_nodes, int(model.dim)
         rng = np.random.default_rng(int(seed))
@@ -426,7 +463,7 @@ class _Run:
                     self.walk_seconds += started - before
                     chunk_pairs = train_walks(
                         walks, epoch * corpus.n_walks + first, self.A, self.B, self.kernel,
-                        self.noise, settings, losses,
+                        self.noise, settings, losses, keep=self.keep,
                     )
                     self.pairs += chunk_pairs
                     before = time.perf_counter()

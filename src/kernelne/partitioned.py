@@ -56,16 +56,21 @@ from kernelne.robust import (
 )
 from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
 from kernelne.trainer import (
+    _CTX_STREAM,
     _NEG_STREAM,
     _ONE,
     KernelArrays,
     Noise,
     TrainSettings,
     _beta_step,
+    _center_window,
     _draw_negatives,
     _pair,
+    _subsample,
+    keep_probabilities,
     kernel_arrays,
     thread_buffers,
+    train_settings,
 )
 from kernelne.walks import WalkCorpus, count_visits
 
@@ -94,12 +99,16 @@ def bucket_order(parts: int) -> list[list[tuple[int, int]]]:
 def train_bucket(
     walks: np.ndarray, first_walk: int, A: np.ndarray, B: np.ndarray, i: int, j: int,
     parts: int, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
-    losses: np.ndarray | None = None,
+    losses: np.ndarray | None = None, keep: np.ndarray | None = None,
 ) -> int:
     """Train bucket ``(i, j)`` on a chunk of walks (global node ids): every pair whose center
     is in part ``i`` and context in part ``j``, ``A`` and ``B`` the blocks ``A_i`` and
-    ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained."""
+    ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained.
+    ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
+    its draws and the shrunk windows come from a stream of the walk alone, so every bucket
+    sees the same subsampled walk and windows."""
     settings = settings.typed()
+    keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
         raise ValueError("partitioned training uses negatives per pair")
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
@@ -107,7 +116,7 @@ def train_bucket(
     tag = np.uint64(i * parts + j + 1)
     pairs = int(_bucket_blocks(walks, first_walk, A, B, np.int64(i), np.int64(j),
                                np.int64(parts), kernel, noise, settings, n_blocks, block_losses,
-                               tag))
+                               tag, keep))
     if losses is not None:
         losses += block_losses.sum(axis=0)
     return pairs
@@ -115,7 +124,7 @@ def train_bucket(
 
 @njit(parallel=True, fastmath=True, cache=True)
 def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
-                   block_losses, tag):
+                   block_losses, tag, keep):
     n_walks = walks.shape[0]
     d = A.shape[1]
     m = kernel.kinds.shape[0]
@@ -123,6 +132,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         loss = np.zeros(2, np.float32)
+        kept = np.empty(walks.shape[1], walks.dtype)
         count = 0
         stop = (blk + 1) * n_walks // n_blocks
         for w in range(blk * n_walks // n_blocks, stop):
@@ -133,7 +143,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
                     elif v >= 0 and v % parts == j:
                         prefetch_row(B, np.int64(v // parts))
             count += _bucket_walk(walks[w], first_walk + w, A, B, i, j, parts, kernel, noise,
-                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag)
+                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
         pairs[blk] = count
@@ -142,7 +152,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
 
 @njit(inline="always", fastmath=True)
 def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
-                 ahead, loss, tag):
+                 ahead, loss, tag, keep, kept):
     """The pairs of one walk that fall in bucket ``(i, j)``; returns their number."""
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
@@ -151,24 +161,30 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
     n = walk.shape[0]
     while n > 0 and walk[n - 1] < 0:
         n -= 1
+    ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(walk_id))  # as a plain fit's
+    seq = walk
+    if keep.shape[0] > 0:
+        ctx, n = _subsample(walk, n, keep, ctx, kept)
+        seq = kept
     center_index = walk_id * walk.shape[0]
     count = 0
     for pos in range(n):
-        v = walk[pos]
+        v = seq[pos]
+        ctx, b = _center_window(ctx, cfg.window, cfg.window_shrink)  # drawn for every center
         if v % parts != i:
             continue
         frac = 1.0 - (center_index + pos) / cfg.total_centers
         lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
         lr_reg = lr * cfg.reg
         a = A[v // parts]
-        for c in range(max(0, pos - cfg.window), min(n, pos + cfg.window + 1)):
-            u = walk[c]
+        for c in range(max(0, pos - b), min(n, pos + b + 1)):
+            u = seq[c]
             if c == pos or u % parts != j:
                 continue
             count += 1
             state = _draw_negatives(state, negs, ahead, noise, B)
             _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
-                  cfg.learn_beta, loss)
+                  cfg.learn_beta, loss, cfg.loglik)
             if cfg.learn_beta:
                 _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
     return count
@@ -198,11 +214,12 @@ def peak_memory_mb() -> float:
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
                 first_walk: int, kernel: KernelArrays, settings: TrainSettings,
-                threads: int = 1) -> dict[str, Any]:
+                threads: int = 1, keep: np.ndarray | None = None) -> dict[str, Any]:
     """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
     ``B_j``, write version ``version + 1`` (atomically; a rerun after a crash redoes the same
     work from the same inputs). Runs in the driver or on a Dask worker; returns the bucket's
-    pairs, losses, learned kernel weights, seconds and the process' peak memory (MiB)."""
+    pairs, losses, learned kernel weights, seconds and the process' peak memory (MiB).
+    ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling)."""
     start = time.perf_counter()
     root = Path(folder)
     A = np.load(block_path(root, "A", i, version))
@@ -217,7 +234,7 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
         for lo in range(0, len(walks), READ_WALKS):
             chunk = np.array(walks[lo:lo + READ_WALKS])
             pairs += train_bucket(chunk, first_walk + lo, A, B, i, j, parts, kernel, noise,
-                                  settings, losses)
+                                  settings, losses, keep)
     del walks
     _save(block_path(root, "A", i, version + 1), A)
     _save(block_path(root, "B", j, version + 1), B)
@@ -309,6 +326,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     state.setdefault("simplex", model.beta_update == "simplex")
     can_narrow = bool(model.robust) and kernels[0].kind != "linear"
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
+    keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
     bounds = round_bounds(corpus.n_walks, rounds)
     schedule = [(e, r, s) for e in range(model.epochs) for r in range(rounds)
                 for s in range(parts)]
@@ -324,18 +342,15 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
         t = resumed_at
         while t < len(schedule):
             kinds_params = kernel_arrays(kernels, scale=state["scale"])
-            settings = TrainSettings(
-                total_centers, int(model.window), int(model.negatives), model.lr,
-                model.min_lr, model.reg, model.beta_reg, learn_beta=len(kernels) > 1,
-                beta_simplex=bool(state["simplex"]), seed=seed,
-            ).typed()
+            settings = train_settings(model, total_centers, seed, learn_beta=len(kernels) > 1,
+                                      beta_simplex=bool(state["simplex"]))
             beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
             epoch, r, s = schedule[t]
             kernel = KernelArrays(kinds_params.kinds, kinds_params.params, beta,
                                   kinds_params.scale)
             first = epoch * corpus.n_walks + bounds[r][0]
             args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
-                     settings, threads) for i, j in steps[s]]
+                     settings, threads, keep) for i, j in steps[s]]
             if client is None:
                 results = [bucket_task(*a) for a in args]
             else:

@@ -13,6 +13,12 @@ only thing that varies. For distance kernels ``k = f(s)``, ``s = ||a - b||^2``:
 ``grad_a k = b``.
 The center row is updated after its k + 1 terms, as in word2vec and the authors' code.
 
+Options (docs/METHOD.md §2, §5): ``loglik`` replaces each term by ``-log k`` (context) or
+``-log(1 - k)`` (negative) with ``k`` clipped (:func:`_term`; only the factor ``dloss/dk``
+changes); ``window_shrink`` draws each center's window uniformly in ``1..gamma``; ``keep``
+(:func:`train_walks`) subsamples frequent nodes. Their draws come from a per-walk stream of
+their own, so the negatives, and the default results, do not change.
+
 The learning rate decays linearly with the number of processed centers,
 ``lr_t = max(lr (1 - t / T), min_lr)`` with ``T`` the corpus size times the number of epochs.
 
@@ -45,12 +51,20 @@ from numba import njit, prange
 
 from kernelne.kernels import LINEAR, dictionary_arrays, kernel_value
 from kernelne.prefetch import prefetch_row
-from kernelne.sampling import alias_draw, stream_state
+from kernelne.sampling import alias_draw, rand_below, rand_float, stream_state
 
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
 _TWO = np.float32(2.0)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
+_CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
+LOSSES = ("squared", "loglik")
+# loss="loglik" reads the kernel as an edge probability: -log k (context), -log(1 - k)
+# (negative), with k clipped to [LOGLIK_MIN, LOGLIK_MAX] so that the derivatives 1/k and
+# 1/(1 - k) stay bounded (at most 1/LOGLIK_MIN and 1/(1 - LOGLIK_MAX) = 100).
+LOGLIK_MIN = np.float32(1e-4)
+LOGLIK_MAX = np.float32(0.99)
+_HALF = np.float32(0.5)
 
 
 class KernelArrays(NamedTuple):
@@ -78,7 +92,9 @@ class TrainSettings(NamedTuple):
     ``lr``, ``min_lr``: ``lr_t = max(lr (1 - t / T), min_lr)``; ``reg``, ``beta_reg``: the L2
     penalties of the rows and of the kernel weights; ``learn_beta``: the weights are learned
     (MKernelNE), ``beta_simplex`` on the simplex; ``shared_negatives``: one set of negatives per
-    center; ``seed``: the negatives' streams.
+    center; ``seed``: the negatives' streams; ``loglik``: the log-likelihood loss instead of the
+    squared one (:func:`_term`); ``window_shrink``: each center's window is drawn uniformly in
+    ``1..window`` (word2vec). Frequent-node subsampling is :func:`train_walks`' ``keep``.
     """
 
     total_centers: float
@@ -92,6 +108,8 @@ class TrainSettings(NamedTuple):
     beta_simplex: bool = False
     shared_negatives: bool = False
     seed: int = 0
+    loglik: bool = False
+    window_shrink: bool = False
 
     def typed(self) -> TrainSettings:
         """The record with numba's types fixed (one compiled signature for every caller)."""
@@ -99,7 +117,8 @@ class TrainSettings(NamedTuple):
             float(self.total_centers), int(self.window), int(self.negatives),
             np.float32(self.lr), np.float32(self.min_lr), np.float32(self.reg),
             np.float32(self.beta_reg), bool(self.learn_beta), bool(self.beta_simplex),
-            bool(self.shared_negatives), np.uint64(self.seed),
+            bool(self.shared_negatives), np.uint64(self.seed), bool(self.loglik),
+            bool(self.window_shrink),
         )
 
 
@@ -109,8 +128,23 @@ def train_settings(model, total_centers: float, seed, **changes) -> TrainSetting
     settings = TrainSettings(
         total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
         model.reg, model.beta_reg, shared_negatives=bool(model.shared_negatives), seed=seed,
+        loglik=model.loss == "loglik", window_shrink=bool(model.window_shrink),
     )
     return settings._replace(**changes).typed()
+
+
+def keep_probabilities(counts: np.ndarray, subsample: float) -> np.ndarray:
+    """word2vec's subsampling of frequent nodes (Mikolov et al. 2013): an occurrence of node
+    ``v`` is kept with probability ``min(1, sqrt(t / f_v))``, ``f_v = c_v / sum_u c_u`` its
+    frequency in the walks, ``t = subsample`` (float32, length n). ``subsample = 0``: an empty
+    array, i.e. no subsampling."""
+    if subsample <= 0:
+        return np.empty(0, dtype=np.float32)
+    counts = np.asarray(counts, dtype=np.float64)
+    freq = counts / max(counts.sum(), 1.0)
+    with np.errstate(divide="ignore"):
+        keep = np.sqrt(float(subsample) / freq)
+    return np.minimum(keep, 1.0).astype(np.float32)
 
 
 def kernel_arrays(kernels, beta=None, scale: float = 1.0) -> KernelArrays:
@@ -123,13 +157,17 @@ def kernel_arrays(kernels, beta=None, scale: float = 1.0) -> KernelArrays:
 
 
 @njit(inline="always", fastmath=True)
-def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
-    """One term ``(y - k(a, b))^2``: update ``b`` in place and return ``(y - k, ca)``.
+def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho, loglik):
+    """One term ``(y - k(a, b))^2``: update ``b`` in place and return ``(y - k, ca, g)``.
 
     ``a``'s step is ``ca * a + (what this adds to neu)``: its ``b`` part is accumulated in
     ``neu``, its ``a`` part is the returned scalar, so the center row is only read per term.
     Fills ``kv[j]`` with each dictionary kernel's value. Distance kernels see the statistic
     ``rho * ||a - b||^2`` (``rho``: the kernel scale, 1 unless a robust fit narrowed it).
+    ``g`` is minus half the loss' derivative in ``k`` (the kernel weights' gradient factor):
+    ``y - k`` for the squared loss. With ``loglik`` the term is ``-log k`` (``y = 1``) or
+    ``-log(1 - k)`` (``y = 0``) at ``k`` clipped to ``[LOGLIK_MIN, LOGLIK_MAX]``, and
+    ``g = 1 / (2 k)`` or ``-1 / (2 (1 - k))``; only this factor differs between the losses.
     """
     d = a.shape[0]
     s = _ZERO
@@ -149,7 +187,11 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
         k += beta[j] * kj
         dk += beta[j] * dkj
     err = y - k
-    e = lr * _TWO * err  # minus the loss' derivative in k, times lr
+    g = err
+    if loglik:
+        kc = min(max(k, LOGLIK_MIN), LOGLIK_MAX)
+        g = _HALF / kc if y > _HALF else -_HALF / (_ONE - kc)
+    e = lr * _TWO * g  # minus the loss' derivative in k, times lr
     if linear:  # grad_a k = b, grad_b k = a
         ca, cb, da, db = _ZERO, e, e, _ZERO
     else:  # grad_a k = 2 rho f'(rho s) (a - b), grad_b k = 2 rho f'(rho s) (b - a)
@@ -161,7 +203,7 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho):
         bt = b[t]
         neu[t] += cb * bt
         b[t] = keep * bt + da * at
-    return err, ca
+    return err, ca, g
 
 
 @njit(inline="always", fastmath=True)
@@ -185,7 +227,7 @@ def _blend(row, stepped, r):
 def train_walks(
     walks: np.ndarray, first_walk: int, A: np.ndarray, B: np.ndarray, kernel: KernelArrays,
     noise: Noise, settings: TrainSettings, losses: np.ndarray | None = None,
-    rates: np.ndarray | None = None,
+    rates: np.ndarray | None = None, keep: np.ndarray | None = None,
 ) -> int:
     """Train on a chunk of walks (rows of ``walks``; ``-1`` pads a walk that stopped early).
 
@@ -201,17 +243,25 @@ def train_walks(
     contexts (see :func:`_train_walk`) instead of k fresh negatives per pair.
     ``rates`` (float32, length n, in [0, 1]), if given: each row's learning-rate multiplier
     (0 = frozen: never written); ``None`` trains every row at the full rate. Not with
-    ``shared_negatives``.
+    ``shared_negatives``. ``keep`` (float32, length n), if given: frequent-node subsampling,
+    each occurrence of ``v`` in a walk is kept with probability ``keep[v]``
+    (:func:`keep_probabilities`) and the dropped ones are removed from the walk before its
+    windows are taken, as word2vec does; ``None`` keeps every occurrence.
     """
     settings = settings.typed()
     if rates is None:
         rates = np.empty(0, dtype=np.float32)
     elif settings.shared_negatives:
         raise ValueError("per-row rates (partial fits) need negatives per pair")
+    if keep is None:
+        keep = np.empty(0, dtype=np.float32)
+    elif len(keep) != len(A):
+        raise ValueError(f"keep has {len(keep)} probabilities for {len(A)} rows")
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     pairs = int(_train_blocks(
         walks, first_walk, A, B, kernel, noise, settings, n_blocks, block_losses, rates,
+        np.asarray(keep, dtype=np.float32),
     ))
     if losses is not None:
         losses += block_losses.sum(axis=0)
@@ -228,7 +278,8 @@ def thread_buffers(d, m, negatives):
 
 
 @njit(parallel=True, fastmath=True, cache=True)
-def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_losses, rates):
+def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_losses, rates,
+                  keep):
     n_walks = walks.shape[0]
     d = A.shape[1]
     m = kernel.kinds.shape[0]
@@ -236,6 +287,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         scratch = np.empty(d, np.float32)
+        kept = np.empty(walks.shape[1], walks.dtype)
         loss = block_losses[blk]
         count = 0
         stop = (blk + 1) * n_walks // n_blocks
@@ -247,7 +299,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
                         prefetch_row(B, np.int64(w))
             count += _train_walk(
                 walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta, negs,
-                ahead, loss, rates, scratch,
+                ahead, loss, rates, scratch, keep, kept,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -286,10 +338,11 @@ def _draw_negatives(state, negs, ahead, noise, B):
 
 
 @njit(inline="always", fastmath=True)
-def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss):
+def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss, loglik):
     """The k + 1 terms of the pair (``a``, context row ``B[u]``) with negatives ``negs`` (rows
     of ``B``), then the center's step ``a <- (1 - lr lambda + ca) a + neu``. Adds the positive
-    and negative squared errors to ``loss[0]``, ``loss[1]``; accumulates ``gbeta``."""
+    and negative squared errors to ``loss[0]``, ``loss[1]``; accumulates ``gbeta``.
+    ``loglik``: the log-likelihood loss (:func:`_term`)."""
     rho = kernel.scale[0]
     ca = _ZERO
     for k in range(negs.shape[0] + 1):
@@ -299,14 +352,15 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
         else:
             row = B[negs[k - 1]]
             y = _ZERO
-        err, ca_k = _term(
-            a, row, neu, y, lr, lr_reg, linear, kernel.kinds, kernel.params, kernel.beta, kv, rho
+        err, ca_k, g = _term(
+            a, row, neu, y, lr, lr_reg, linear, kernel.kinds, kernel.params, kernel.beta, kv, rho,
+            loglik,
         )
         ca += ca_k
         loss[min(k, 1)] += err * err
         if learn_beta:
             for j in range(kv.shape[0]):
-                gbeta[j] += err * kv[j]
+                gbeta[j] += g * kv[j]
     keep = _ONE - lr_reg + ca
     for t in range(a.shape[0]):
         a[t] = keep * a[t] + neu[t]
@@ -316,10 +370,12 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
 @njit(inline="always", fastmath=True)
 def _train_walk(
     walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, negs, ahead, loss, rates, scratch,
+    keep, kept,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead`` and ``scratch`` are
-    scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms'
-    squared errors. ``rates``: per-row rates, or empty (every row at the full rate).
+    """All pairs of one walk; returns their number. ``neu``..``ahead``, ``scratch`` and
+    ``kept`` (the walk's length) are scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the
+    positive and negative terms' squared errors. ``rates``: per-row rates, or empty (every row
+    at the full rate). ``keep``: subsampling's keep probabilities, or empty (no subsampling).
 
     With ``shared_negatives`` (after Ji et al., "Parallelizing Word2Vec in Shared and
     Distributed Memory", 2016) a center ``v`` with contexts ``C`` draws one set ``N`` of k
@@ -335,6 +391,7 @@ def _train_walk(
     linear = kinds[0] == LINEAR
     window, negatives, reg = cfg.window, cfg.negatives, cfg.reg
     learn_beta, beta_reg, beta_simplex = cfg.learn_beta, cfg.beta_reg, cfg.beta_simplex
+    loglik = cfg.loglik
     masked = rates.shape[0] > 0
     length = walk.shape[0]
     state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
@@ -345,15 +402,21 @@ def _train_walk(
     n = length
     while n > 0 and walk[n - 1] < 0:
         n -= 1
+    ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(walk_id))
+    seq = walk
+    if keep.shape[0] > 0:
+        ctx, n = _subsample(walk, n, keep, ctx, kept)
+        seq = kept
     center_index = walk_id * length
     pair_loss = np.zeros(2, np.float32)
     for pos in range(n):
         frac = 1.0 - (center_index + pos) / cfg.total_centers
         lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
         lr_reg = lr * reg
-        a = A[walk[pos]]
-        lo = max(0, pos - window)
-        hi = min(n, pos + window + 1)
+        a = A[seq[pos]]
+        ctx, b = _center_window(ctx, window, cfg.window_shrink)
+        lo = max(0, pos - b)
+        hi = min(n, pos + b + 1)
         if cfg.shared_negatives:
             n_ctx = hi - lo - 1
             if n_ctx <= 0:
@@ -364,26 +427,29 @@ def _train_walk(
             for c in range(lo, hi):
                 if c == pos:
                     continue
-                err, ca_k = _term(
-                    a, B[walk[c]], neu, _ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho
+                err, ca_k, g = _term(
+                    a, B[seq[c]], neu, _ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho,
+                    loglik,
                 )
                 ca += ca_k
                 pair_loss[0] += err * err
                 if learn_beta:
                     for j in range(m):
-                        gbeta[j] += err * kv[j]
+                        gbeta[j] += g * kv[j]
             w = np.float32(n_ctx)
             lr_w = lr * w
             for k in range(negatives):
-                err, ca_k = _term(
+                err, ca_k, g = _term(
                     a, B[negs[k]], neu, _ZERO, lr_w, lr_w * reg, linear, kinds, params, beta,
-                    kv, rho,
+                    kv, rho, loglik,
                 )
                 ca += ca_k
-                pair_loss[1] += w * err * err
+                we = w * err
+                pair_loss[1] += we * err
                 if learn_beta:
+                    wg = w * g if loglik else we  # squared: g is err (kept as one product)
                     for j in range(m):
-                        gbeta[j] += w * err * kv[j]
+                        gbeta[j] += wg * kv[j]
             keep = _ONE - w * lr_reg + ca
             for t in range(d):
                 a[t] = keep * a[t] + neu[t]
@@ -394,16 +460,17 @@ def _train_walk(
         for c in range(lo, hi):
             if c == pos:
                 continue
-            if masked and rates[walk[pos]] == _ZERO and rates[walk[c]] == _ZERO:
+            if masked and rates[seq[pos]] == _ZERO and rates[seq[c]] == _ZERO:
                 continue
             count += 1
             state = _draw_negatives(state, negs, ahead, noise, B)
             if not masked:
-                _pair(a, B, np.int64(walk[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
-                      learn_beta, pair_loss)
+                _pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
+                      learn_beta, pair_loss, loglik)
             else:
-                _masked_pair(a, B, np.int64(walk[c]), negs, neu, kv, gbeta, lr, lr_reg, linear,
-                             kernel, learn_beta, pair_loss, rates, rates[walk[pos]], scratch)
+                _masked_pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear,
+                             kernel, learn_beta, pair_loss, rates, rates[seq[pos]], scratch,
+                             loglik)
             if learn_beta:  # one step per pair, as for the rows
                 _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
     loss[0] += pair_loss[0]
@@ -411,9 +478,34 @@ def _train_walk(
     return count
 
 
+@njit(inline="always")
+def _subsample(walk, n, keep, ctx, out):
+    """word2vec's subsampling: copy to ``out`` the occurrences among ``walk[:n]`` that are
+    kept (each with probability ``keep[v]``, one draw of the stream ``ctx`` per occurrence).
+    Returns ``(ctx, number kept)``."""
+    m = 0
+    for pos in range(n):
+        ctx, r = rand_float(ctx)
+        if r < keep[walk[pos]]:
+            out[m] = walk[pos]
+            m += 1
+    return ctx, m
+
+
+@njit(inline="always")
+def _center_window(ctx, window, shrink):
+    """A center's window: ``window``, or with ``shrink`` (word2vec's shrinking window) a
+    draw uniform in ``1..window`` from the stream ``ctx``, so that a context at distance ``j``
+    is used with probability ``(window - j + 1) / window``. Returns ``(ctx, window)``."""
+    if shrink:
+        ctx, r = rand_below(ctx, window)
+        return ctx, r + 1
+    return ctx, window
+
+
 @njit(inline="always", fastmath=True)
 def _masked_pair(a, B, u_pos, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
-                 loss, rates, rate_a, scratch):
+                 loss, rates, rate_a, scratch, loglik):
     """:func:`_pair` with per-row rates: each row takes ``rate`` times its step, a frozen row
     (rate 0) is never written, a term between two frozen rows is skipped."""
     rho = kernel.scale[0]
@@ -429,18 +521,18 @@ def _masked_pair(a, B, u_pos, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, 
             if rates[u] == _ZERO and rate_a == _ZERO:
                 continue  # two frozen rows: nothing to learn
             scratch[:] = B[u]
-            err, ca_k = _term(a, scratch, neu, y, lr, lr_reg, linear, kernel.kinds,
-                              kernel.params, kernel.beta, kv, rho)
+            err, ca_k, g = _term(a, scratch, neu, y, lr, lr_reg, linear, kernel.kinds,
+                                 kernel.params, kernel.beta, kv, rho, loglik)
             if rates[u] != _ZERO:
                 _blend(B[u], scratch, rates[u])
         else:
-            err, ca_k = _term(a, B[u], neu, y, lr, lr_reg, linear, kernel.kinds, kernel.params,
-                              kernel.beta, kv, rho)
+            err, ca_k, g = _term(a, B[u], neu, y, lr, lr_reg, linear, kernel.kinds,
+                                 kernel.params, kernel.beta, kv, rho, loglik)
         ca += ca_k
         loss[min(k, 1)] += err * err
         if learn_beta:
             for j in range(kv.shape[0]):
-                gbeta[j] += err * kv[j]
+                gbeta[j] += g * kv[j]
     keep = _scale_step(neu, _ONE - lr_reg + ca, rate_a)  # a frozen center is not written
     if rate_a != _ZERO:
         for t in range(a.shape[0]):

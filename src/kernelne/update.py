@@ -53,7 +53,7 @@ from kernelne.graph import Graph, load_graph
 from kernelne.parallel import numba_threads
 from kernelne.rows import uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
-from kernelne.trainer import Noise, kernel_arrays, train_settings, train_walks
+from kernelne.trainer import Noise, keep_probabilities, kernel_arrays, train_settings, train_walks
 from kernelne.walks import WalkCorpus, count_visits
 
 MIN_SHARED = 0.5  # the new graph must hold at least this fraction of the model's nodes
@@ -191,6 +191,7 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
                            model.kernel_scale_)
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
     settings = train_settings(model, total_centers, seed, shared_negatives=False)
+    keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
     losses = np.zeros(2)
     pairs, rows = 0, []
     for epoch in range(model.epochs):
@@ -198,7 +199,7 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
             losses[:] = 0
             chunk_pairs = train_walks(
                 walks, epoch * corpus.n_walks + first, A, B, kernel, noise, settings, losses,
-                rates,
+                rates, keep,
             )
             pairs += chunk_pairs
             rows.append((pairs, losses[0] / max(chunk_pairs, 1),

@@ -1,0 +1,150 @@
+"""The loss and context-weighting options (issue #20), alone and combined, against DeepWalk.
+
+For each graph and seed, KernelNE is fitted once per variant (``--variants``; by default the
+paper's squared loss, ``loss="loglik"``, ``window_shrink``, ``subsample``, and their
+combinations) with ``workers=1`` and ``random_state=seed``, and DeepWalk (gensim skip-gram,
+negative sampling, shrinking windows, no subsampling) with the same seed, hence the same walk
+corpus (both generate it from the seed). Each embedding is scored by node classification
+(one-vs-rest liblinear logistic regression, C = 1, top-k rule) at ``--ratios`` training
+ratios, mean Micro-F1 over ``--repeats`` random splits (seeded, the same for every method);
+the table reports, per graph, variant and ratio, the mean and standard deviation of that
+figure over the seeds, plus the mean fit time.
+
+Graphs: ``cora``, ``citeseer``, ``dblp`` (packaged) and planted partitions from
+:func:`kernelne.generators.planted_partition_sbm`, named ``sbm:N:M:K:MU:SEED`` (``N`` nodes,
+``M`` edges, ``K`` communities, a share ``MU`` of edge ends drawn from the whole graph), or the
+shorthands in :data:`PLANTED`. Usage:
+
+    python benchmarks/bench_loss_options.py [--graphs cora citeseer dense-s ...] [--seeds 0 1]
+        [--variants squared loglik shrink sub ...] [--walks-per-node 80] [--subsample 1e-3]
+        [--repeats 5] [--json out.json] [--markdown out.md]
+
+A variant is a ``+``-joined list of ``loglik``, ``shrink`` and ``sub`` (``squared`` alone:
+the default settings); ``deepwalk`` is the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from kernelne import KernelNE, load_dataset
+from kernelne.baselines import make_method
+from kernelne.evaluation import evaluate_node_classification
+from kernelne.generators import planted_partition_sbm
+from kernelne.graph import Graph
+
+# Scaled-down versions of docs/COLLAPSE.md's two dense planted partitions (same mean degree
+# and mixing, 3,000 nodes, the same community size where it fits) and two sparse ones.
+PLANTED = {
+    "dense-s": "sbm:3000:99000:12:0.6:1",    # COLLAPSE.md "dense": mean degree ~62, mu 0.6
+    "dense2-s": "sbm:3000:90000:3:0.7:2",    # COLLAPSE.md "dense2": mean degree 60, mu 0.7
+    "sparse-mixed": "sbm:3000:15000:10:0.5:3",  # mean degree ~10, half the ends random
+    "sparse-clear": "sbm:4000:16000:20:0.25:4",  # mean degree ~8, clear communities
+}
+DEFAULT_VARIANTS = ["squared", "loglik", "shrink", "sub", "loglik+shrink", "shrink+sub",
+                    "loglik+shrink+sub", "deepwalk"]
+
+
+def load_graph_and_labels(name: str) -> tuple[Graph, np.ndarray | object]:
+    spec = PLANTED.get(name, name)
+    if spec.startswith("sbm:"):
+        n, m, k, mu, seed = spec.split(":")[1:]
+        edges, comm = planted_partition_sbm(int(n), int(m), int(k), float(mu), int(seed))
+        return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=int(n)), comm
+    data = load_dataset(name)
+    return data.graph, data.labels
+
+
+def make_model(variant: str, args: argparse.Namespace, seed: int):
+    common = {"dim": args.dim, "walks_per_node": args.walks_per_node,
+              "walk_length": args.walk_length, "window": args.window, "workers": 1,
+              "random_state": seed}
+    if variant == "deepwalk":
+        return make_method("deepwalk", **common)
+    parts = set(variant.split("+")) - {"squared"}
+    unknown = parts - {"loglik", "shrink", "sub"}
+    if unknown:
+        raise SystemExit(f"unknown variant part(s) {sorted(unknown)} in {variant!r}")
+    return KernelNE(**common, loss="loglik" if "loglik" in parts else "squared",
+                    window_shrink="shrink" in parts,
+                    subsample=args.subsample if "sub" in parts else 0.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer", *PLANTED])
+    ap.add_argument("--variants", nargs="+", default=DEFAULT_VARIANTS)
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    ap.add_argument("--subsample", type=float, default=1e-3, help="threshold t of 'sub'")
+    ap.add_argument("--walks-per-node", type=int, default=80)
+    ap.add_argument("--walk-length", type=int, default=10)
+    ap.add_argument("--window", type=int, default=10)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--ratios", nargs="+", type=float, default=[0.1, 0.5])
+    ap.add_argument("--repeats", type=int, default=5, help="classification splits per fit")
+    ap.add_argument("--json", type=Path, default=None, help="write every score here")
+    ap.add_argument("--markdown", type=Path, default=None, help="write the table here")
+    args = ap.parse_args()
+
+    # numba's compilation outside the timings
+    KernelNE(dim=8, walks_per_node=1, workers=1, random_state=0).fit(
+        Graph.from_edges(np.arange(20), (np.arange(20) + 1) % 20))
+    records = []
+    for name in args.graphs:
+        graph, labels = load_graph_and_labels(name)
+        print(f"# {name}: {graph.summary()}", flush=True)
+        for seed in args.seeds:
+            for variant in args.variants:
+                model = make_model(variant, args, seed)
+                start = time.perf_counter()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    model.fit(graph)
+                seconds = time.perf_counter() - start
+                table = evaluate_node_classification(
+                    model.embedding_, labels, graph.nodes, ratios=args.ratios,
+                    repeats=args.repeats, seed=0, n_jobs=1)
+                f1 = [table.value("micro_f1", f"{r:g}") for r in args.ratios]
+                narrowed = len(getattr(model, "narrowed_", []))
+                records.append({"graph": name, "variant": variant, "seed": seed,
+                                "micro_f1": f1, "seconds": seconds, "narrowed": narrowed,
+                                "warnings": [str(w.message)[:80] for w in caught]})
+                print(f"{name:14s} seed {seed} {variant:18s} "
+                      + " ".join(f"{v:.4f}" for v in f1)
+                      + f"  {seconds:6.1f} s" + (f"  narrowed x{narrowed}" if narrowed else "")
+                      + ("  WARN" if caught else ""), flush=True)
+                if args.json:
+                    args.json.write_text(json.dumps({"args": vars(args) | {
+                        "json": str(args.json), "markdown": str(args.markdown)},
+                        "records": records}, indent=1))
+    text = markdown(records, args)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+
+
+def markdown(records: list[dict], args: argparse.Namespace) -> str:
+    ratios = [f"{r:.0%}" for r in args.ratios]
+    head = ("| graph | variant | " + " | ".join(f"Micro-F1 {r}" for r in ratios)
+            + " | fit s |\n|---|---|" + "---|" * len(ratios) + "---|")
+    lines = [head]
+    for name in dict.fromkeys(r["graph"] for r in records):
+        for variant in dict.fromkeys(r["variant"] for r in records if r["graph"] == name):
+            rows = [r for r in records if r["graph"] == name and r["variant"] == variant]
+            f1 = np.array([r["micro_f1"] for r in rows])
+            cells = [f"{m:.4f} ± {s:.4f}" for m, s in zip(f1.mean(0), f1.std(0), strict=True)]
+            secs = np.mean([r["seconds"] for r in rows])
+            note = " (narrowed)" if any(r["narrowed"] for r in rows) else ""
+            lines.append(f"| {name} | {variant}{note} | " + " | ".join(cells)
+                         + f" | {secs:.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
