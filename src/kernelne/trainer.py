@@ -51,11 +51,6 @@ _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
 _TWO = np.float32(2.0)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
-# Negatives are drawn this many pairs (centers, with shared negatives) ahead of their use and
-# their rows of B prefetched: on large graphs each is a cache miss, and one pair's work is too
-# short to hide the misses of the next pair's k rows. A hint only: results do not depend on it.
-NEG_AHEAD = 3
-_RING = NEG_AHEAD + 1
 
 
 class KernelArrays(NamedTuple):
@@ -239,28 +234,21 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     m = kernel.kinds.shape[0]
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
-        neu, kv, gbeta, _, _ = thread_buffers(d, m, cfg.negatives)
-        rings = np.empty((2, _RING, cfg.negatives), np.int64)
+        neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         scratch = np.empty(d, np.float32)
         loss = block_losses[blk]
         count = 0
-        start = blk * n_walks // n_blocks
         stop = (blk + 1) * n_walks // n_blocks
-        state = _ring_start(cfg.seed, first_walk + start, rings[start & 1], noise, B)
-        for i in range(start, stop):
-            next_state = state
-            if i + 1 < stop:  # the next walk's rows (random rows of A and B on large graphs)
-                for w in walks[i + 1]:  # and its first negatives
+        for i in range(blk * n_walks // n_blocks, stop):
+            if i + 1 < stop:  # the next walk's rows: random rows of A and B on large graphs
+                for w in walks[i + 1]:
                     if w >= 0:
                         prefetch_row(A, np.int64(w))
                         prefetch_row(B, np.int64(w))
-                next_state = _ring_start(cfg.seed, first_walk + i + 1, rings[(i + 1) & 1],
-                                         noise, B)
             count += _train_walk(
-                walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta,
-                rings[i & 1], state, loss, rates, scratch,
+                walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta, negs,
+                ahead, loss, rates, scratch,
             )
-            state = next_state
         pairs[blk] = count
     return pairs.sum()
 
@@ -298,25 +286,6 @@ def _draw_negatives(state, negs, ahead, noise, B):
 
 
 @njit(inline="always", fastmath=True)
-def _ring_draw(state, ring, slot, noise, B):
-    """Draw one pair's negatives into ``ring[slot]`` and prefetch their rows of ``B``."""
-    for k in range(ring.shape[1]):
-        state, ring[slot, k] = alias_draw(state, noise.prob, noise.alias)
-        prefetch_row(B, ring[slot, k])
-    return state
-
-
-@njit(inline="always", fastmath=True)
-def _ring_start(seed, walk_id, ring, noise, B):
-    """Walk ``walk_id``'s negatives' generator, with its first :data:`NEG_AHEAD` pairs'
-    negatives drawn into ``ring[0]``.. and their rows prefetched; returns its state."""
-    state = stream_state(seed ^ _NEG_STREAM, np.uint64(walk_id))
-    for slot in range(NEG_AHEAD):
-        state = _ring_draw(state, ring, slot, noise, B)
-    return state
-
-
-@njit(inline="always", fastmath=True)
 def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss):
     """The k + 1 terms of the pair (``a``, context row ``B[u]``) with negatives ``negs`` (rows
     of ``B``), then the center's step ``a <- (1 - lr lambda + ca) a + neu``. Adds the positive
@@ -346,14 +315,11 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
 
 @njit(inline="always", fastmath=True)
 def _train_walk(
-    walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, ring, state, loss, rates, scratch,
+    walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, negs, ahead, loss, rates, scratch,
 ):
-    """All pairs of one walk; returns their number. ``neu``, ``kv``, ``gbeta`` and ``scratch``
-    are scratch buffers; ``ring``, ``state``: the negatives' ring and generator from
-    :func:`_ring_start` (the walk's negatives are the stream's draws in order, k per pair;
-    each pair draws the negatives of the pair :data:`NEG_AHEAD` ahead); ``loss[0]``,
-    ``loss[1]`` accumulate the positive and negative terms' squared errors. ``rates``:
-    per-row rates, or empty (every row at the full rate).
+    """All pairs of one walk; returns their number. ``neu``..``ahead`` and ``scratch`` are
+    scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms'
+    squared errors. ``rates``: per-row rates, or empty (every row at the full rate).
 
     With ``shared_negatives`` (after Ji et al., "Parallelizing Word2Vec in Shared and
     Distributed Memory", 2016) a center ``v`` with contexts ``C`` draws one set ``N`` of k
@@ -371,8 +337,10 @@ def _train_walk(
     learn_beta, beta_reg, beta_simplex = cfg.learn_beta, cfg.beta_reg, cfg.beta_simplex
     masked = rates.shape[0] > 0
     length = walk.shape[0]
-    fill = NEG_AHEAD  # the ring's slot for the draws NEG_AHEAD pairs (or centers) ahead
-    use = 0  # the slot of this pair's negatives
+    state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
+    # Negatives are drawn one pair (or center) ahead and their rows prefetched.
+    for k in range(negatives):
+        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     count = 0
     n = length
     while n > 0 and walk[n - 1] < 0:
@@ -391,10 +359,7 @@ def _train_walk(
             if n_ctx <= 0:
                 continue
             count += n_ctx
-            state = _ring_draw(state, ring, fill, noise, B)
-            fill = fill + 1 if fill + 1 < _RING else 0
-            negs = ring[use]
-            use = use + 1 if use + 1 < _RING else 0
+            state = _draw_negatives(state, negs, ahead, noise, B)
             ca = _ZERO
             for c in range(lo, hi):
                 if c == pos:
@@ -432,10 +397,7 @@ def _train_walk(
             if masked and rates[walk[pos]] == _ZERO and rates[walk[c]] == _ZERO:
                 continue
             count += 1
-            state = _ring_draw(state, ring, fill, noise, B)
-            fill = fill + 1 if fill + 1 < _RING else 0
-            negs = ring[use]
-            use = use + 1 if use + 1 < _RING else 0
+            state = _draw_negatives(state, negs, ahead, noise, B)
             if not masked:
                 _pair(a, B, np.int64(walk[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                       learn_beta, pair_loss)
