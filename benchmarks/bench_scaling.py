@@ -13,9 +13,13 @@ measures, each stage in a fresh process (so peak memory is that stage's own):
   seeded sample of at most 20,000 nodes for training, 3 splits), against DeepWalk (gensim
   skip-gram on the same walks; up to ``--deepwalk-max`` nodes with the full corpus, above that
   both methods on ``--small-walks`` walks per node);
-* throughput ratio: KernelNE and gensim's skip-gram (negative 5, window 10, no subsampling,
-  ``shrink_windows=False``) on the same ``--ratio-walks`` walks per node and the same threads,
-  in one process, medians of ``--repeats``.
+* training rate: KernelNE (k negatives per pair and ``shared_negatives``) and gensim's
+  skip-gram (negative 5, window 10, no subsampling, ``shrink_windows=False``; ``corpus_file``
+  mode, its fastest, with the walks in a text file and only ``train`` timed, and ``list``
+  mode beside it) on the same ``--ratio-walks`` walks per node and the same threads, in one
+  process, runs interleaved, medians of ``--repeats``; total and per-thread pairs/s, ratios
+  against gensim ``corpus_file``, peak MiB; with Cora (``--reference-walks`` walks per node,
+  rows in cache) as the first row.
 
     python benchmarks/bench_scaling.py --sizes 10000 100000 1000000 --threads 2
 """
@@ -27,11 +31,10 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from bench_training import count_pairs, gensim_run
+from bench_training import HEADER, print_rows
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,30 +107,21 @@ def micro_f1(emb_path: Path, labels_path: Path, threads: int) -> float:
     return next(r.mean for r in table.rows if r.metric == "micro_f1")
 
 
-def throughput(npz: Path, walks_per_node: int, threads: int, repeats: int) -> dict:
-    """Mpairs/s of gensim, KernelNE per pair and shared, on the same walks and threads."""
-    from bench_training import kernelne_run
+def throughput(npz: Path | None, walks_per_node: int, threads: int, repeats: int,
+               gensim_modes, work: Path) -> tuple[int, list]:
+    """``(nodes, rows)``: gensim (``gensim_modes``) and KernelNE per pair and shared on the
+    same walks and threads, interleaved (:func:`bench_training.rate_rows`); ``npz`` None:
+    Cora."""
+    from bench_training import rate_rows
 
+    from kernelne.datasets import load_dataset
     from kernelne.graph import load_graph
-    from kernelne.kernels import parse_kernel
     from kernelne.walks import random_walks
 
-    g = load_graph(npz)
+    g = load_dataset("cora").graph if npz is None else load_graph(npz)
     walks = random_walks(g, walks_per_node, 10, seed=1, workers=threads)
-    pairs = count_pairs(walks, 10)
-    out = {}
-    runs = {"gensim": gensim_run(walks, threads)}
-    for mode in ("pair", "shared"):
-        runs[mode] = kernelne_run(walks, g.n_nodes, [parse_kernel("gauss:1.41421")], threads,
-                                  shared_negatives=mode == "shared")
-    for name, run in runs.items():
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t)
-        out[name] = pairs / statistics.median(times) / 1e6
-    return out
+    return g.n_nodes, rate_rows(walks, g.n_nodes, threads, repeats,
+                                gensim_modes=gensim_modes, work=work)
 
 
 def main() -> None:
@@ -145,9 +139,22 @@ def main() -> None:
                     help="walks per node for the DeepWalk comparison above --deepwalk-max")
     ap.add_argument("--full-fit-max", type=int, default=10_000_000,
                     help="largest graph fitted with the full 80-walk corpus")
+    ap.add_argument("--reference-walks", type=int, default=80,
+                    help="walks per node on Cora, the rate table's in-cache reference row")
+    ap.add_argument("--gensim", nargs="+", default=["file", "list"], choices=["file", "list"],
+                    help="gensim's input modes in the rate table (ratios: corpus_file)")
     ap.add_argument("--skip", nargs="*", default=[], choices=["load", "fit", "ratio"])
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    rate_tables = []
+    if "ratio" not in args.skip:
+        from bench_training import conditions
+        print(f"rate tables: {conditions()}; gensim corpus_file = walks in a text file, "
+              "vocabulary built untimed, only train() timed; list = a Python list of "
+              "sentences", flush=True)
+        n_cora, rows = throughput(None, args.reference_walks, args.threads, args.repeats,
+                                  args.gensim, args.work)
+        rate_tables.append(("cora", n_cora, args.reference_walks, rows))
     for n in args.sizes:
         prefix = make_graph(n, args.work)
         edges, npz, labels = Path(f"{prefix}.edges"), Path(f"{prefix}.npz"), \
@@ -178,11 +185,16 @@ def main() -> None:
                 print(f"fit  {method:8} {walks:2} walks/node: {r['fit']:7.1f} s ({detail}), "
                       f"peak {r['peak_mib']:6.0f} MiB, Micro-F1 {f1:.4f}", flush=True)
         if "ratio" not in args.skip:
-            rates = throughput(npz, args.ratio_walks, args.threads, args.repeats)
-            print(f"rate {args.ratio_walks} walks/node, {args.threads} threads (Mpairs/s): "
-                  f"gensim {rates['gensim']:.2f}, KernelNE per pair {rates['pair']:.2f} "
-                  f"({rates['pair'] / rates['gensim']:.2f}x), shared {rates['shared']:.2f} "
-                  f"({rates['shared'] / rates['gensim']:.2f}x)", flush=True)
+            n_nodes, rows = throughput(npz, args.ratio_walks, args.threads, args.repeats,
+                                       args.gensim, args.work)
+            rate_tables.append((f"sbm {n:,}", n_nodes, args.ratio_walks, rows))
+            print_rows(*rate_tables[-1][:3], args.threads, rows)
+    if rate_tables:
+        print(f"\ntraining rate, {args.threads} threads, same walks per row (medians of "
+              f"{args.repeats}, interleaved):")
+        print(HEADER)
+        for name, n_nodes, per_node, rows in rate_tables:
+            print_rows(name, n_nodes, per_node, args.threads, rows)
 
 
 if __name__ == "__main__":

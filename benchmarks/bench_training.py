@@ -1,20 +1,37 @@
 """Training throughput of KernelNE against gensim's skip-gram on the SAME walks.
 
-Both train one epoch over one walk corpus (80 walks/node, length 10) with window 10,
-5 negatives, d = 128, no subsampling, and the same thread count. gensim runs with
-``shrink_windows=False`` so both see exactly the same (center, context) pairs; throughput is
-pairs per second, the median of several runs. Peak memory is the growth of the process' peak
-resident set during a run. Usage:
+Both train one epoch over one walk corpus (walks of length 10) with window 10, 5 negatives,
+d = 128, no subsampling, and the same thread count. gensim runs with ``shrink_windows=False``
+so both see exactly the same (center, context) pairs; throughput is pairs per second (total and
+per thread), the median of several runs, each method's runs interleaved so that a busy
+machine's load falls on all of them alike. Peak memory is the growth of the process' peak
+resident set during a run.
 
-    python benchmarks/bench_training.py [--datasets cora dblp] [--threads 1 2] [--repeats 3]
+gensim is timed at its fastest, ``corpus_file`` mode: the walks are written to a
+space-separated text file and the vocabulary built before timing, so only ``train`` is timed
+(its workers read the file in C, without the GIL). Its ``list`` mode (a Python list of
+sentences, the usual ``Word2Vec(sentences)`` call) is shown beside it; ratios are against
+``corpus_file``. KernelNE runs with the paper's k fresh negatives per pair (``pair``) and with
+``shared_negatives`` (``shared``).
+
+Graphs: dataset names (``cora``, ``dblp``: ``--walks-per-node`` walks per node, default 80) and
+planted partitions ``sbm:N`` (N nodes, 10 N edges, 50 communities, mixing 0.5, seed 0, as in
+``bench_scaling.py``; ``--sbm-walks`` walks per node, default 1). Usage:
+
+    python benchmarks/bench_training.py [--datasets cora dblp sbm:1000000] [--threads 1 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
-from _common import timed
+from _common import current_rss_mb, peak_rss_mb, reset_peak_rss
 from gensim.models import Word2Vec
 
 from kernelne import load_dataset, random_walks
@@ -22,6 +39,8 @@ from kernelne.kernels import Kernel, parse_kernel
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
 from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
+
+GENSIM_MODES = ("file", "list")
 
 
 def count_pairs(walks: np.ndarray, window: int) -> int:
@@ -57,12 +76,17 @@ def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
     return run
 
 
-def gensim_run(walks, threads: int, dim=128):
-    sentences = [[str(x) for x in w[w >= 0]] for w in walks]
-    model = Word2Vec(
+def _gensim_model(threads: int, dim: int) -> Word2Vec:
+    return Word2Vec(
         vector_size=dim, window=10, negative=5, sg=1, hs=0, sample=0, min_count=0,
         workers=threads, seed=1, shrink_windows=False,
     )
+
+
+def gensim_run(walks, threads: int, dim=128):
+    """gensim's list mode: a Python list of str sentences (vocabulary built untimed)."""
+    sentences = [[str(x) for x in w[w >= 0]] for w in walks]
+    model = _gensim_model(threads, dim)
     model.build_vocab(sentences)
 
     def run():
@@ -71,35 +95,135 @@ def gensim_run(walks, threads: int, dim=128):
     return run
 
 
+def write_corpus(walks: np.ndarray, path: str | Path) -> None:
+    """The walks as a space-separated text file, one walk a line (``-1`` padding dropped)."""
+    with open(path, "w") as f:
+        for start in range(0, len(walks), 1 << 16):
+            block = walks[start:start + (1 << 16)]
+            f.write("\n".join(" ".join(map(str, w[w >= 0].tolist())) for w in block))
+            f.write("\n")
+
+
+def gensim_file_run(walks, threads: int, dim=128, work: str | Path | None = None):
+    """gensim's ``corpus_file`` mode: the walks written to a text file, the vocabulary built
+    from it untimed; ``run`` times one ``train`` epoch. The file is removed when ``run`` is
+    garbage collected (``run.cleanup()`` removes it at once)."""
+    fd, path = tempfile.mkstemp(suffix=".walks.txt", dir=work)
+    os.close(fd)
+    write_corpus(walks, path)
+    model = _gensim_model(threads, dim)
+    model.build_vocab(corpus_file=path)
+    total_words = model.corpus_total_words
+
+    def run():
+        model.train(corpus_file=path, total_words=total_words, epochs=1)
+
+    def cleanup():
+        Path(path).unlink(missing_ok=True)
+
+    run.cleanup = cleanup
+    return run
+
+
+def sbm_graph(n: int):
+    """The planted partition of ``bench_scaling.py``: n nodes, 10 n edges, 50 communities."""
+    from kernelne.generators import planted_partition_sbm
+    from kernelne.graph import Graph
+
+    edges, _ = planted_partition_sbm(n, 10 * n, 50, 0.5, seed=0)
+    return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=n)
+
+
+def interleaved(runs: dict, repeats: int) -> dict:
+    """Each run ``repeats`` times, round-robin; ``{name: (median s, peak MiB, times)}``."""
+    times = {name: [] for name in runs}
+    peaks = dict.fromkeys(runs, 0.0)
+    for _ in range(repeats):
+        for name, run in runs.items():
+            base = current_rss_mb()
+            reset_peak_rss()
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+            peaks[name] = max(peaks[name], peak_rss_mb() - base)
+    return {name: (statistics.median(times[name]), peaks[name], times[name]) for name in runs}
+
+
+def rate_rows(walks, n_nodes, threads: int, repeats: int, kernels=("gauss:1.41421",),
+              negatives=("pair", "shared"), gensim_modes=GENSIM_MODES, work=None) -> list:
+    """``[(method, mode, Mpairs/s, Mpairs/s per thread, ratio to gensim corpus_file, s, peak
+    MiB)]`` for gensim and KernelNE on the same walks and threads, runs interleaved."""
+    pairs = count_pairs(walks, 10)
+    runs, labels = {}, {}
+    for mode in gensim_modes:
+        make = gensim_file_run if mode == "file" else gensim_run
+        runs[f"gensim {mode}"] = make(walks, threads, work=work) if mode == "file" \
+            else make(walks, threads)
+        labels[f"gensim {mode}"] = ("gensim sg", "corpus_file" if mode == "file" else "list")
+    for spec in kernels:
+        k = parse_kernel(spec)
+        for neg in negatives:
+            name = f"kernelne {k} {neg}"
+            runs[name] = kernelne_run(walks, n_nodes, [k], threads,
+                                      shared_negatives=neg == "shared")
+            labels[name] = (f"kernelne {k}", "k per pair" if neg == "pair" else "shared negs")
+    results = interleaved(runs, repeats)
+    for run in runs.values():
+        getattr(run, "cleanup", lambda: None)()
+    ref = results["gensim file"][0] if "gensim file" in results else float("nan")
+    rows = []
+    for name, (sec, peak, _) in results.items():
+        rate = pairs / sec / 1e6
+        rows.append((*labels[name], rate, rate / threads, ref / sec, sec, peak))
+    return rows
+
+
+HEADER = (f"{'graph':12} {'nodes':>9} {'w/node':>6} {'thr':>3} {'method':24} {'mode':12} "
+          f"{'Mpairs/s':>8} {'/thread':>7} {'vs gensim file':>14} {'sec':>7} {'peak MiB':>8}")
+
+
+def print_rows(name, n_nodes, walks_per_node, threads, rows) -> None:
+    for method, mode, rate, per, ratio, sec, peak in rows:
+        print(f"{name:12} {n_nodes:9,} {walks_per_node:6} {threads:3} {method:24} {mode:12} "
+              f"{rate:8.2f} {per:7.2f} {ratio:13.2f}x {sec:7.2f} {peak:8.0f}", flush=True)
+
+
+def conditions() -> str:
+    load = os.getloadavg()[0]
+    return (f"{os.cpu_count()} CPUs, load average {load:.1f} at start "
+            f"({'busy' if load > 0.5 else 'idle'})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", nargs="+", default=["cora", "dblp"])
+    ap.add_argument("--datasets", nargs="+", default=["cora", "dblp"],
+                    help="dataset names, or sbm:N for an N-node planted partition")
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--kernels", nargs="+", default=["gauss:1.41421", "sch:1", "linear"])
+    ap.add_argument("--negatives", nargs="+", default=["pair"], choices=["pair", "shared"],
+                    help="KernelNE's negatives: k per pair and/or shared_negatives")
+    ap.add_argument("--gensim", nargs="+", default=list(GENSIM_MODES), choices=GENSIM_MODES,
+                    help="gensim's input modes (ratios are against corpus_file)")
+    ap.add_argument("--walks-per-node", type=int, default=80)
+    ap.add_argument("--sbm-walks", type=int, default=1, help="walks per node, sbm:N graphs")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--shared-negatives", action="store_true",
-                    help="KernelNE with one set of negatives per center")
+    ap.add_argument("--work", default=None, help="folder for gensim's corpus files")
     args = ap.parse_args()
 
-    print(f"{'dataset':9} {'thr':>3} {'method':16} {'Mpairs/s':>9} {'vs gensim':>9} "
-          f"{'sec':>7} {'peak MiB':>8}")
+    print(f"walks of length 10, window 10, k = 5, d = 128, one epoch; {conditions()}")
+    print("gensim modes: corpus_file = walks in a text file, vocabulary built untimed, "
+          "only train() timed; list = a Python list of str sentences")
+    print(HEADER)
     for name in args.datasets:
-        g = load_dataset(name).graph
-        walks = random_walks(g, 80, 10, seed=1)
-        pairs = count_pairs(walks, 10)
+        if name.startswith("sbm:"):
+            g, per_node = sbm_graph(int(name[4:])), args.sbm_walks
+        else:
+            g, per_node = load_dataset(name).graph, args.walks_per_node
+        walks = random_walks(g, per_node, 10, seed=1, workers=max(args.threads))
         for threads in args.threads:
-            gs, gmem, _ = timed(gensim_run(walks, threads), args.repeats)
-            rate_g = pairs / gs / 1e6
-            print(f"{name:9} {threads:>3} {'gensim sg':16} {rate_g:9.2f} {1.0:9.2f} "
-                  f"{gs:7.2f} {gmem:8.0f}")
-            for spec in args.kernels:
-                k = parse_kernel(spec)
-                run = kernelne_run(walks, g.n_nodes, [k], threads,
-                                   shared_negatives=args.shared_negatives)
-                sec, mem, _ = timed(run, args.repeats)
-                rate = pairs / sec / 1e6
-                print(f"{name:9} {threads:>3} {'kernelne ' + str(k):16} {rate:9.2f} "
-                      f"{rate / rate_g:9.2f} {sec:7.2f} {mem:8.0f}", flush=True)
+            rows = rate_rows(walks, g.n_nodes, threads, args.repeats, args.kernels,
+                             args.negatives, args.gensim, args.work)
+            print_rows(name, g.n_nodes, per_node, threads, rows)
 
 
 if __name__ == "__main__":

@@ -66,9 +66,10 @@ def alias_draw(state, prob, alias):
     state, z = next_u64(state)
     i = np.int64(((z >> _S32) * np.uint64(len(prob))) >> _S32)
     coin = np.float32(z & np.uint64(0xFFFFFF)) * _INV24
-    if coin < prob[i]:
-        return state, i
-    return state, np.int64(alias[i])
+    # Both entries are loaded and one selected, without a branch: on large tables they are
+    # cache misses, and a mispredicted branch on the coin would wait for ``prob[i]``.
+    other = np.int64(alias[i])
+    return state, i if coin < prob[i] else other
 
 
 @njit(cache=True)
