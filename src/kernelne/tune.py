@@ -312,9 +312,10 @@ def _verdict(gap: float, se: float | None, paired: bool, who: str) -> str:
     how = "paired over the same splits" if paired else "unpaired"
     if gap <= 2 * se:
         return f"gap {gap:.4f}, standard error {se:.4f} ({how}): {who} are within noise"
+    if se < 1e-12:
+        return f"gap {gap:.4f}, standard error 0 ({how}): the lead is beyond noise"
     return (f"gap {gap:.4f}, standard error {se:.4f} ({how}): the lead is "
-            f"{gap / se:.1f} standard errors" if se > 0 else
-            f"gap {gap:.4f}, standard error 0 ({how}): the lead is beyond noise")
+            f"{gap / se:.1f} standard errors")
 
 
 def _fmt(v: Any) -> str:
