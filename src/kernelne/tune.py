@@ -336,8 +336,19 @@ def plot_trials(result: TuneResult, path: str | Path) -> None:
                              squeeze=False)
     ax = axes[0, 0]
     scores = [t["score"] for t in trials]
-    ax.plot(range(len(scores)), scores, "o", label="trial")
+    ses = [t.get("se") or 0.0 for t in trials]
+    ax.errorbar(range(len(scores)), scores, yerr=ses, fmt="o", ms=4, label="trial (± se)")
     ax.plot(range(len(scores)), np.maximum.accumulate(scores), "-", label="best so far")
+    defaults = [i for i, t in enumerate(trials) if t.get("default")]
+    if defaults:
+        ax.plot(defaults, [scores[i] for i in defaults], "s", mfc="none", ms=9, color="C2",
+                label="default")
+    index = {t["number"]: i for i, t in enumerate(trials)}
+    finals = [f for f in result.finals if f["number"] in index and f.get("seconds")]
+    if finals:  # re-scored finalists: their precise score beside their search score
+        ax.errorbar([index[f["number"]] for f in finals], [f["score"] for f in finals],
+                    yerr=[f.get("se") or 0.0 for f in finals], fmt="D", ms=5, color="C3",
+                    label="finalist, re-scored")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"validation {result.metric}")
     ax.set_title(f"{result.method}: history")
