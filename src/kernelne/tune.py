@@ -638,11 +638,11 @@ def tune(
         for i, (space, _) in enumerate(defaults):
             study.enqueue_trial(space, user_attrs={"default": i})
         first = max(len(defaults), 1)  # the defaults (or one trial), whatever the timeout
-        study.optimize(objective, n_trials=first, catch=())
+        _optimize(study, objective, n_trials=first)
         if total > first:
             left = None if timeout is None else timeout - (time.perf_counter() - start)
             if left is None or left > 0:
-                study.optimize(objective, n_trials=total - first, timeout=left, catch=())
+                _optimize(study, objective, n_trials=total - first, timeout=left)
     finally:
         optuna.logging.set_verbosity(verbosity)
 
@@ -669,6 +669,18 @@ def tune(
     return TuneResult(method, best["params"], win["score"], metric, records, model,
                       validation, test_score, time.perf_counter() - start, fixed,
                       finals=finals, ranking=rank_finalists(finals, names), best_se=win["se"])
+
+
+def _optimize(study, objective, **kwargs) -> None:
+    """``study.optimize``, with a Ctrl-C that lands while Optuna records a finished trial
+    raised as the :class:`KeyboardInterrupt` it is: Optuna (5.0) then fails in its own
+    ``finally`` clause with an ``UnboundLocalError`` (``updated_state``) instead."""
+    try:
+        study.optimize(objective, catch=(), **kwargs)
+    except UnboundLocalError as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, walks, fixed,
