@@ -94,5 +94,150 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
     assert best["method"] == "kernelne" and best["test_score"] is not None
     assert (report / "trials.png").stat().st_size > 1000
     assert (report / "map.png").stat().st_size > 1000  # the winner's map, by label
-    assert len((report / "trials.csv").read_text().splitlines()) == 3
+    # --trials 2, but KernelNE's three defaults always run: a header and three rows
+    assert len((report / "trials.csv").read_text().splitlines()) == 4
     assert "test        Micro-F1" in capsys.readouterr().out
+
+
+# --- defaults first, finalists re-scored, noise reported (issue 20) ---------------------
+
+FULL = 80  # KernelNE's default walks per node: the finalists' count
+
+
+class PlantedFake:
+    """A stand-in for KernelNE whose embedding separates the 4 groups only for (a) the
+    default Gauss at the full walk count or (b) any non-default setting at fewer walks: the
+    cheap search then ranks the defaults last, the precise evaluation first."""
+
+    def __init__(self, **params):
+        self.params = {"kernel": "gauss", "sigma": 2 ** 0.5, "alpha": 1.0, "negatives": 5,
+                       "beta_update": "projected", "walks_per_node": FULL, "dim": 8,
+                       "random_state": None, **params}
+
+    def get_params(self):
+        return dict(self.params)
+
+    def fit(self, graph):
+        p = self.params
+        default_gauss = p["kernel"] == "gauss" and p["sigma"] == 2 ** 0.5 and p["negatives"] == 5
+        good = default_gauss == (p["walks_per_node"] >= FULL)
+        rng = np.random.default_rng(int(p["walks_per_node"]) + 7 * int(p["negatives"]))
+        X = rng.normal(size=(graph.n_nodes, 8))
+        if good:
+            X[:, :4] += 2.5 * np.eye(4)[np.arange(graph.n_nodes) // 30]
+        self.embedding_, self.nodes_ = X.astype(np.float32), np.arange(graph.n_nodes)
+        return self
+
+
+@pytest.fixture
+def fake_kernelne(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("kernelne.tune")
+    monkeypatch.setattr(module, "make_estimator", lambda method, params: PlantedFake(**params))
+
+
+def test_defaults_are_the_first_trials(groups, fake_kernelne):
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=6, search_walks=5, holdout=0.3, progress=False)
+    assert [t["number"] for t in result.trials] == list(range(6))
+    first = result.trials[:3]
+    assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi"]
+    assert first[0]["params"] == {"kernel": "gauss", "sigma": 2 ** 0.5, "negatives": 5}
+    assert first[1]["params"] == {"kernel": "schoenberg", "alpha": 1.0, "negatives": 5}
+    assert first[2]["params"] == {"kernel": "multi", "beta_update": "projected", "negatives": 5}
+    assert all(t["default"] == "" for t in result.trials[3:])
+
+
+def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kernelne):
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False)
+    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi"]
+
+
+def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_kernelne):
+    """The cheap search ranks every default last; the precise evaluation must still see
+    that the default Gauss is the best, and choose it."""
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=6, search_walks=5, holdout=0.3, finalists=2,
+                  progress=False)
+    by_number = {t["number"]: t for t in result.trials}
+    finals = {f["number"]: f for f in result.finals}
+    cheap_best = max(result.trials, key=lambda t: t["score"])
+    assert cheap_best["default"] == ""  # the trap: the search alone would choose this one
+    # finalists: the 2 best cheap trials and every default, refitted at the full walk count
+    top2 = sorted(result.trials, key=lambda t: -t["score"])[:2]
+    assert set(finals) == {0, 1, 2} | {t["number"] for t in top2}
+    assert all(t["walks"] == 5 and t["splits"] == 2 for t in result.trials)
+    assert all(f["walks"] == FULL and f["splits"] == 10 for f in finals.values())
+    best_default = max(f["score"] for n, f in finals.items() if by_number[n]["default"])
+    assert result.best_score >= best_default
+    assert result.best_score == max(f["score"] for f in finals.values())
+    assert result.best_params == by_number[0]["params"]  # the default Gauss
+    assert result.ranking["winner"] == 0 and result.ranking["within_noise"] is False
+    assert result.test_score is not None and result.test_score > 0.6  # chance: 0.25
+
+
+def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=4, progress=False)
+    assert [f["number"] for f in result.finals] == [0, 1, 2, 3]
+    assert all(t["splits"] == 10 and t["walks"] == FULL for t in result.trials)
+    assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 0
+
+
+def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path):
+    import csv
+
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=5, search_walks=5, holdout=0.3, progress=False)
+    assert all(t["se"] is not None and t["se"] >= 0 for t in result.trials)
+    assert all(f["se"] >= 0 for f in result.finals) and result.best_se >= 0
+    assert "± se" in result.table().splitlines()[0]
+    result.write_report(tmp_path)
+    rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
+    assert all(float(r["se"]) >= 0 for r in rows)
+    assert all(float(r["final_se"]) >= 0 for r in rows if r["final_se"])
+    best = json.loads((tmp_path / "best.json").read_text())
+    assert best["validation_se"] >= 0 and best["ranking"]["winner"] == 0
+    assert isinstance(best["ranking"]["within_noise"], bool)
+    summary = result.summary()
+    assert summary.startswith("winner      trial 0 (default gauss): micro_f1")
+    assert "standard errors" in summary
+
+
+def test_ranking_says_when_the_top_two_are_within_noise():
+    from kernelne.tune import rank_finalists
+
+    a = {"number": 3, "score": 0.5, "se": 0.01, "values": [0.49, 0.50, 0.51]}
+    close = {"number": 0, "score": 0.499, "se": 0.01, "values": [0.50, 0.49, 0.507]}
+    far = {"number": 0, "score": 0.4, "se": 0.01, "values": [0.39, 0.40, 0.41]}
+    tied = rank_finalists([close, a], {0: "gauss"})
+    assert tied["winner"] == 3 and tied["within_noise"] is True and tied["paired"]
+    assert tied["best_default"] == 0 and tied["default_gap"] == pytest.approx(0.001)
+    clear = rank_finalists([far, a], {0: "gauss"})
+    assert clear["within_noise"] is False and clear["gap_se"] == pytest.approx(0.0, abs=1e-12)
+    # equal scores: the earlier (the default, listed first) wins
+    assert rank_finalists([dict(a, number=0), dict(a, number=5)], {0: "gauss"})["winner"] == 0
+
+
+def test_auc_standard_error():
+    from kernelne.tune import auc_standard_error
+
+    assert auc_standard_error(1.0, 50, 50) == 0.0
+    assert auc_standard_error(0.8, 100, 100) > auc_standard_error(0.8, 1000, 1000) > 0
+    assert auc_standard_error(0.5, 100, 100) == pytest.approx(0.0410, abs=5e-4)
+
+
+def test_every_method_has_defaults_inside_its_search_space():
+    from kernelne.tune import DEFAULT_CANDIDATES, default_params, make_estimator
+
+    for method in SEARCH_SPACES:
+        assert DEFAULT_CANDIDATES[method], method
+        for candidate in DEFAULT_CANDIDATES[method]:
+            space, extra = default_params(method, candidate)
+            assert make_estimator(method, {**space, **extra}).get_params()
+    assert default_params("deepwalk", {}) == ({"window": 10}, {})
+    # a key the search space does not suggest is passed through (e.g. a new loss)
+    space, extra = default_params("kernelne", {"kernel": "gauss", "epochs": 2})
+    assert extra == {"epochs": 2} and space["kernel"] == "gauss"

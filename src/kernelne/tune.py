@@ -16,7 +16,25 @@ Protocol (explicit, EvalNE-style):
   (``weighted_l2`` operator). The winner is refitted on the whole given graph.
 
 The search is Optuna's seeded TPE sampler over :data:`SEARCH_SPACES` (one function per method
-that turns a trial into constructor parameters; edit them to widen the search).
+that turns a trial into constructor parameters; edit them to widen the search). It runs in two
+stages, so that a cheap search cannot pick a setting worse than the method's defaults:
+
+1. **Search.** The method's documented defaults (:data:`DEFAULT_CANDIDATES`; for KernelNE the
+   default Gauss, the default Schoenberg and MKernelNE "multi") are the first trials, enqueued
+   in Optuna; TPE then searches. A trial may be cheap: ``search_walks`` walks per node and
+   ``val_repeats`` validation splits.
+2. **Finalists.** If the trials were cheap (``search_walks`` given), the ``finalists`` best
+   trials by their cheap score *and every default* are refitted with the full settings (the
+   walk count of ``fixed`` or the method's default) and re-scored on ``final_repeats``
+   validation splits; without ``search_walks`` every trial is already scored that way. The
+   winner has the best of these precise scores, so it is never worse on validation than the
+   best default (ties go to the default, the earlier trial).
+
+Every score carries its standard error: over the validation splits for classification (the
+finalists share the splits, so the gap between two of them gets the paired standard error),
+Hanley and McNeil's for the one ROC-AUC of link validation. :attr:`TuneResult.ranking` and
+:meth:`TuneResult.summary` say whether the winner's lead over the runner-up exceeds twice the
+gap's standard error ("the top two are within noise" otherwise).
 """
 
 from __future__ import annotations
@@ -64,10 +82,112 @@ SEARCH_SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+#: KernelNE's documented defaults, tried first by every KernelNE search: each dict holds the
+#: parameters that differ from the constructor's defaults (every other parameter the search
+#: space suggests takes the constructor's default; a key the search space does not suggest is
+#: passed to the constructor as it is). Adding a default to try is one line here.
+KERNELNE_DEFAULTS: tuple[dict[str, Any], ...] = (
+    {"kernel": "gauss"},
+    {"kernel": "schoenberg"},
+    {"kernel": "multi"},
+)
+
+#: The settings each method's search tries first (its documented defaults).
+DEFAULT_CANDIDATES: dict[str, tuple[dict[str, Any], ...]] = {
+    "kernelne": KERNELNE_DEFAULTS,
+    **{name: ({},) for name in ("deepwalk", "node2vec", "line", "hope", "netmf")},
+}
+
+
+class _DefaultsTrial:
+    """Stands in for an Optuna trial: each suggestion is the value in ``values``."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.values = values
+
+    def _pick(self, name: str, *args, **kwargs) -> Any:
+        return self.values[name]
+
+    suggest_categorical = suggest_float = suggest_int = _pick
+
+
+def default_name(candidate: dict[str, Any]) -> str:
+    """A default's short name: its values (``"gauss"``), or ``"default"``."""
+    return ",".join(str(v) for v in candidate.values()) or "default"
+
+
+def default_params(method: str, candidate: dict[str, Any],
+                   fixed: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(search-space values, extra parameters)`` of a default: the values of the parameters
+    :data:`SEARCH_SPACES` suggests (the candidate's, else the constructor's default under
+    ``fixed``) and the candidate's other keys, passed to the constructor as they are."""
+    values = {**make_estimator(method, {**(fixed or {}), **candidate}).get_params(), **candidate}
+    space = SEARCH_SPACES[method](_DefaultsTrial(values))
+    return space, {k: v for k, v in candidate.items() if k not in space}
+
+
+def auc_standard_error(auc: float, n_pos: int, n_neg: int) -> float:
+    """Hanley and McNeil's (1982) standard error of a ROC-AUC from ``n_pos`` positive and
+    ``n_neg`` negative examples."""
+    q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
+    var = (auc * (1 - auc) + (n_pos - 1) * (q1 - auc * auc) + (n_neg - 1) * (q2 - auc * auc)
+           ) / max(n_pos * n_neg, 1)
+    return float(np.sqrt(max(var, 0.0)))
+
+
+def _standard_error(values: Sequence[float]) -> float | None:
+    """The standard error of the mean of ``values`` (None for a single value)."""
+    if len(values) < 2:
+        return None
+    return float(np.std(values, ddof=1) / np.sqrt(len(values)))
+
+
+def _gap_se(a: dict[str, Any], b: dict[str, Any]) -> tuple[float | None, bool]:
+    """The standard error of ``a``'s score minus ``b``'s, and whether it is paired (both were
+    scored on the same validation splits)."""
+    va, vb = a.get("values") or [], b.get("values") or []
+    if len(va) == len(vb) > 1:
+        return _standard_error(np.subtract(va, vb)), True
+    if a.get("se") is None or b.get("se") is None:
+        return None, False
+    return float(np.hypot(a["se"], b["se"])), False
+
+
+def rank_finalists(finals: list[dict[str, Any]], labels: dict[int, str]) -> dict[str, Any]:
+    """How sure the choice among ``finals`` (their precise scores) is: the winner, the
+    runner-up, the gap and its standard error, whether the gap is within twice that error
+    (``within_noise``), and the best default (``labels``: trial number -> default name)."""
+    if not finals:
+        return {}
+    order = sorted(finals, key=lambda f: -f["score"])  # stable: ties keep the earlier trial
+    win = order[0]
+    out: dict[str, Any] = {"winner": win["number"], "score": win["score"], "se": win.get("se"),
+                           "splits": win.get("splits"), "finalists": len(finals)}
+    if len(order) > 1:
+        run = order[1]
+        se, paired = _gap_se(win, run)
+        gap = win["score"] - run["score"]
+        out.update(runner_up=run["number"], runner_up_score=run["score"],
+                   runner_up_se=run.get("se"), gap=gap, gap_se=se, paired=paired,
+                   within_noise=None if se is None else bool(gap <= 2 * se))
+    defaults = [f for f in finals if f["number"] in labels]
+    if defaults:
+        best = max(defaults, key=lambda f: f["score"])
+        se, paired = _gap_se(win, best)
+        out.update(best_default=best["number"], best_default_name=labels[best["number"]],
+                   best_default_score=best["score"], best_default_se=best.get("se"),
+                   default_gap=win["score"] - best["score"], default_gap_se=se,
+                   default_paired=paired)
+    return out
+
+
 @dataclass
 class TuneResult:
-    """The search's outcome: ``best_params``, ``trials`` (one dict per trial), the refitted
-    ``model``, ``validation`` (what was scored and how) and ``test_score`` (or None)."""
+    """The search's outcome: ``best_params``, ``trials`` (one dict per trial, its search
+    score), ``finals`` (the precise score of each finalist: the defaults and the best trials),
+    the refitted ``model``, ``validation`` (what was scored and how), ``ranking`` (how sure
+    the choice is, see :func:`rank_finalists`) and ``test_score`` (or None). ``best_score``
+    and ``best_se`` are the winner's precise score and its standard error."""
 
     method: str
     best_params: dict[str, Any]
@@ -79,17 +199,81 @@ class TuneResult:
     test_score: float | None = None
     seconds: float = 0.0
     fixed: dict[str, Any] = field(default_factory=dict)
+    finals: list[dict[str, Any]] = field(default_factory=list)
+    ranking: dict[str, Any] = field(default_factory=dict)
+    best_se: float | None = None
+
+    def _rows(self) -> tuple[list[str], list[list[Any]]]:
+        """The columns and the rows (one per trial, raw values) of the table and the CSV."""
+        keys = sorted({k for t in self.trials for k in t["params"]})
+        finals = {f["number"]: f for f in self.finals}
+        head = ["trial", "default", self.metric, "se", "splits", "walks", "seconds",
+                "final_" + self.metric, "final_se", "final_splits", "final_walks",
+                "final_seconds", *keys]
+        rows = []
+        for t in self.trials:
+            f = finals.get(t["number"], {})
+            rows.append([t["number"], t.get("default", ""), t["score"], t.get("se"),
+                         t.get("splits"), t.get("walks"), t["seconds"], f.get("score"),
+                         f.get("se"), f.get("splits"), f.get("walks"), f.get("seconds"),
+                         *[t["params"].get(k, "") for k in keys]])
+        return head, rows
 
     def table(self) -> str:
-        """The trials as an aligned text table, best first."""
-        keys = sorted({k for t in self.trials for k in t["params"]})
-        head = ["trial", self.metric, "seconds", *keys]
-        rows = [[str(t["number"]), f"{t['score']:.4f}", f"{t['seconds']:.1f}",
-                 *[_fmt(t["params"].get(k, "")) for k in keys]]
-                for t in sorted(self.trials, key=lambda t: -t["score"])]
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
-                         for r in [head, *rows])
+        """The trials as an aligned text table, best first: the search's score ± its standard
+        error and, for the finalists, the precise score (the one the winner is chosen by)."""
+        head, rows = self._rows()
+        shown = ["trial", "default", self.metric, "± se", "walks", "final", "± se",
+                 "final walks", "seconds", *head[12:]]
+        finals = {f["number"]: f for f in self.finals}
+
+        def order(row):
+            final = finals.get(row[0])
+            return (final is None, -(final["score"] if final else row[2]), -row[2])
+
+        cells = [shown]
+        for r in sorted(rows, key=order):
+            seconds = r[6] + (r[11] or 0.0)  # the search's fit and the finalist's refit
+            cells.append([str(r[0]), r[1] or "", f"{r[2]:.4f}", _fmt_se(r[3]),
+                          "" if r[5] is None else str(r[5]),
+                          "" if r[7] is None else f"{r[7]:.4f}", _fmt_se(r[8]),
+                          "" if r[10] is None else str(r[10]), f"{seconds:.1f}",
+                          *[_fmt(v) for v in r[12:]]])
+        widths = [max(len(r[i]) for r in cells) for i in range(len(shown))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                         for r in cells)
+
+    def summary(self) -> str:
+        """Lines saying how sure the choice is: the winner's precise score ± its standard
+        error, the runner-up's, whether the gap exceeds the noise, and the best default's."""
+        rk = self.ranking
+        if not rk:
+            return f"best        {self.metric} {self.best_score:.4f}"
+        names = {t["number"]: t.get("default") for t in self.trials}
+
+        def who(number: int) -> str:
+            name = names.get(number)
+            return f"trial {number}" + (f" (default {name})" if name else "")
+
+        m = self.metric
+        lines = [f"winner      {who(rk['winner'])}: {m} {rk['score']:.4f} "
+                 f"± {_fmt_se(rk['se'])} (standard error, {rk['splits']} validation "
+                 f"split{'s' if rk['splits'] != 1 else ''}; {rk['finalists']} finalists)"]
+        if "runner_up" in rk:
+            lines.append(f"runner-up   {who(rk['runner_up'])}: {m} {rk['runner_up_score']:.4f} "
+                         f"± {_fmt_se(rk['runner_up_se'])}")
+            lines.append("ranking     " + _verdict(rk["gap"], rk["gap_se"], rk["paired"],
+                                                   "the top two"))
+        if rk.get("best_default") == rk.get("runner_up"):
+            lines.append("vs default  the runner-up is the best default")
+        elif "best_default" in rk and rk["best_default"] != rk["winner"]:
+            lines.append(f"vs default  {who(rk['best_default'])}: {m} "
+                         f"{rk['best_default_score']:.4f} ± {_fmt_se(rk['best_default_se'])}; "
+                         + _verdict(rk["default_gap"], rk["default_gap_se"],
+                                    rk["default_paired"], "the winner and the best default"))
+        elif "best_default" in rk:
+            lines.append("vs default  the winner is a default")
+        return "\n".join(lines)
 
     def write_report(self, folder: str | Path, labels: Any = None) -> None:
         """``trials.csv``, ``best.json``, ``trials.png`` and, with ``labels``, ``map.png`` (a
@@ -98,16 +282,16 @@ class TuneResult:
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        keys = sorted({k for t in self.trials for k in t["params"]})
+        head, rows = self._rows()
         with open(folder / "trials.csv", "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(["trial", self.metric, "seconds", *keys])
-            for t in self.trials:
-                w.writerow([t["number"], t["score"], t["seconds"],
-                            *[t["params"].get(k, "") for k in keys]])
+            w.writerow(head)
+            for row in rows:
+                w.writerow(["" if v is None else v for v in row])
         (folder / "best.json").write_text(json.dumps({
             "method": self.method, "best_params": self.best_params, "fixed": self.fixed,
-            "validation_" + self.metric: self.best_score, "validation": self.validation,
+            "validation_" + self.metric: self.best_score, "validation_se": self.best_se,
+            "validation": self.validation, "ranking": self.ranking,
             "test_score": self.test_score}, indent=2) + "\n", encoding="utf-8")
         plot_trials(self, folder / "trials.png")
         if labels is not None:
@@ -115,6 +299,23 @@ class TuneResult:
 
             plot_embedding(self.model, labels, folder / "map.png", method="tsne", sample=5000,
                            title=f"{self.method} {json.dumps(self.best_params)}")
+
+
+def _fmt_se(se: float | None) -> str:
+    return "-" if se is None else f"{se:.4f}"
+
+
+def _verdict(gap: float, se: float | None, paired: bool, who: str) -> str:
+    """``gap`` against its standard error, in words."""
+    if se is None:
+        return f"gap {gap:.4f} (its noise is unknown: one validation split)"
+    how = "paired over the same splits" if paired else "unpaired"
+    if gap <= 2 * se:
+        return f"gap {gap:.4f}, standard error {se:.4f} ({how}): {who} are within noise"
+    if se < 1e-12:
+        return f"gap {gap:.4f}, standard error 0 ({how}): the lead is beyond noise"
+    return (f"gap {gap:.4f}, standard error {se:.4f} ({how}): the lead is "
+            f"{gap / se:.1f} standard errors")
 
 
 def _fmt(v: Any) -> str:
@@ -135,8 +336,19 @@ def plot_trials(result: TuneResult, path: str | Path) -> None:
                              squeeze=False)
     ax = axes[0, 0]
     scores = [t["score"] for t in trials]
-    ax.plot(range(len(scores)), scores, "o", label="trial")
+    ses = [t.get("se") or 0.0 for t in trials]
+    ax.errorbar(range(len(scores)), scores, yerr=ses, fmt="o", ms=4, label="trial (± se)")
     ax.plot(range(len(scores)), np.maximum.accumulate(scores), "-", label="best so far")
+    defaults = [i for i, t in enumerate(trials) if t.get("default")]
+    if defaults:
+        ax.plot(defaults, [scores[i] for i in defaults], "s", mfc="none", ms=9, color="C2",
+                label="default")
+    index = {t["number"]: i for i, t in enumerate(trials)}
+    finals = [f for f in result.finals if f["number"] in index and f.get("seconds")]
+    if finals:  # re-scored finalists: their precise score beside their search score
+        ax.errorbar([index[f["number"]] for f in finals], [f["score"] for f in finals],
+                    yerr=[f.get("se") or 0.0 for f in finals], fmt="D", ms=5, color="C3",
+                    label="finalist, re-scored")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"validation {result.metric}")
     ax.set_title(f"{result.method}: history")
@@ -194,7 +406,8 @@ def _holdout(nodes: np.ndarray, test_nodes: Sequence | None, holdout: float | No
 
 
 def _check_search(method: str, trials: int, timeout: float | None, test_nodes, holdout,
-                  val_fraction: float, val_repeats: int, search_walks: int | None) -> None:
+                  val_fraction: float, val_repeats: int, search_walks: int | None,
+                  finalists: int = 3, final_repeats: int = 10) -> None:
     """The search's own settings, checked before anything is read."""
     if method not in SEARCH_SPACES:
         raise InputError(f"unknown method {method!r} (use one of: {', '.join(SEARCH_SPACES)})")
@@ -212,6 +425,10 @@ def _check_search(method: str, trials: int, timeout: float | None, test_nodes, h
         raise InputError(f"val_repeats must be at least 1, got {val_repeats}")
     if search_walks is not None and int(search_walks) < 1:
         raise InputError(f"search_walks must be at least 1, got {search_walks}")
+    if int(finalists) < 1:
+        raise InputError(f"finalists must be at least 1, got {finalists}")
+    if int(final_repeats) < 1:
+        raise InputError(f"final_repeats must be at least 1, got {final_repeats}")
 
 
 _COUNTS = ("dim", "walks_per_node", "walk_length", "window", "epochs")
@@ -286,6 +503,8 @@ def tune(
     val_fraction: float = 0.2,
     val_repeats: int = 2,
     search_walks: int | None = None,
+    finalists: int = 3,
+    final_repeats: int = 10,
     fixed: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> TuneResult:
@@ -293,8 +512,13 @@ def tune(
 
     ``labels``: a label file or ``(node ids, n x K indicator)``; without labels the search
     validates on held-out links. ``test_nodes`` / ``holdout``: the test part of the labelled
-    nodes (never read by the search). ``search_walks``: walks per node during the search only
-    (the refit uses ``fixed`` or the method's default). ``fixed``: parameters every fit gets
+    nodes (never read by the search). The method's defaults (:data:`DEFAULT_CANDIDATES`) are
+    the first trials and count in ``trials`` (all of them run, even past ``timeout``).
+    ``search_walks``: walks per node during the search only; the ``finalists`` best trials and
+    the defaults are then refitted with the full walk count and re-scored on
+    ``final_repeats`` validation splits, and the best of these precise scores wins. Without
+    ``search_walks`` every trial is scored on ``final_repeats`` splits at once.
+    ``val_repeats``: validation splits of a cheap trial. ``fixed``: parameters every fit gets
     (e.g. ``{"dim": 64, "workers": 2}``).
     """
     import optuna
@@ -306,13 +530,17 @@ def tune(
     )
 
     _check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
-                  search_walks)
+                  search_walks, finalists, final_repeats)
     fixed = {"random_state": seed, **(fixed or {})}
     search_fixed = dict(fixed)
     if search_walks is not None and method in ("kernelne", "deepwalk", "node2vec"):
         search_fixed["walks_per_node"] = int(search_walks)
     check_settings(method, search_fixed)
     check_settings(method, fixed)
+    candidates = DEFAULT_CANDIDATES.get(method, ())
+    defaults = [default_params(method, c, fixed) for c in candidates]
+    for space, extra in defaults:
+        check_settings(method, {**fixed, **space, **extra})
     if labels is None and (test_nodes is not None or holdout is not None):
         raise InputError("test nodes and a holdout fraction need labels")
     if labels is not None:
@@ -320,51 +548,85 @@ def tune(
     g: Graph = load_graph(graph)
     check_settings(method, fixed, g.n_nodes)
     start = time.perf_counter()
+    # Cheap trials (fewer walks) are re-scored as finalists; full ones are precise at once.
+    staged = search_fixed != fixed
+    search_repeats = int(val_repeats) if staged else int(final_repeats)
     test_mask = None
     if labels is not None:
         test_mask = _holdout(label_nodes, test_nodes, holdout, seed)
         _check_labels(g, label_nodes, Y, test_mask, test_nodes, labels)
         train_nodes, Y_train = label_nodes[~test_mask], Y[~test_mask]
         metric = "micro_f1"
-        validation = (f"Micro-F1 of {val_repeats} seeded 50/50 splits of the "
-                      f"{len(train_nodes):,} labelled non-test nodes "
-                      f"({int(test_mask.sum()):,} test nodes never read)")
+        validation = (f"Micro-F1 of seeded 50/50 splits of the {len(train_nodes):,} labelled "
+                      f"non-test nodes ({int(test_mask.sum()):,} test nodes never read): "
+                      + (f"{val_repeats} per search trial, {final_repeats} per finalist"
+                         if staged else f"{final_repeats} per trial"))
+        fit_graph = g
 
-        def score(params: dict[str, Any]) -> float:
-            with warnings.catch_warnings():  # a collapsed trial simply scores low
-                warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
-                model = make_estimator(method, {**search_fixed, **params}).fit(g)
+        def validate(model, repeats: int) -> dict[str, Any]:
             table = evaluate_node_classification(
                 (model.embedding_, model.nodes_), Y_train, train_nodes, ratios=[0.5],
-                repeats=val_repeats, seed=seed, n_jobs=1)
-            return table.value("micro_f1")
+                repeats=repeats, seed=seed, n_jobs=1)
+            values = list(getattr(table, "per_split", {}).get(("0.5", "micro_f1"), []))
+            return {"score": float(table.value("micro_f1")), "se": _standard_error(values),
+                    "splits": repeats, "values": values}
     else:
         split = make_link_split(g, test_fraction=val_fraction, seed=seed)
-        residual = split.residual_graph()
+        fit_graph = split.residual_graph()
+        _, y_val = split.test_pairs()
+        n_pos = int(np.count_nonzero(y_val))
         metric = "roc_auc"
         validation = (f"ROC-AUC on {len(split.test_edges):,} validation edges held out of the "
-                      f"given graph (and as many non-edges), fitted on the rest")
+                      f"given graph (and as many non-edges), fitted on the rest; standard "
+                      f"error by Hanley and McNeil")
 
-        def score(params: dict[str, Any]) -> float:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
-                model = make_estimator(method, {**search_fixed, **params}).fit(residual)
-            return evaluate_link_prediction((model.embedding_, model.nodes_), split
-                                            ).value("roc_auc")
+        def validate(model, repeats: int) -> dict[str, Any]:
+            auc = float(evaluate_link_prediction((model.embedding_, model.nodes_), split
+                                                 ).value("roc_auc"))
+            return {"score": auc, "se": auc_standard_error(auc, n_pos, len(y_val) - n_pos),
+                    "splits": 1, "values": []}
+
+    def fit(params: dict[str, Any], base: dict[str, Any]):
+        with warnings.catch_warnings():  # a collapsed trial simply scores low
+            warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
+            return make_estimator(method, {**base, **params}).fit(fit_graph)
+
+    def walks(params: dict[str, Any], base: dict[str, Any]) -> int | None:
+        return make_estimator(method, {**base, **params}).get_params().get("walks_per_node")
 
     records: list[dict[str, Any]] = []
+    names: dict[int, str] = {}
+    # the best model fitted with the full settings on the whole graph (classification): the
+    # winner's, so that it need not be refitted
+    kept: dict[str, Any] = {"score": -np.inf, "number": None, "model": None}
+    total = max(int(trials), len(defaults))
+
+    def keep(number: int, score: float, model) -> None:
+        if labels is not None and score > kept["score"]:
+            kept.update(score=score, number=number, model=model)
 
     def objective(trial) -> float:
         params = SEARCH_SPACES[method](trial)
+        which = trial.user_attrs.get("default")
+        if which is not None:
+            params.update(defaults[which][1])
+            names[trial.number] = default_name(candidates[which])
         t0 = time.perf_counter()
-        value = float(score(params))
-        records.append({"number": trial.number, "params": params, "score": value,
+        model = fit(params, search_fixed)
+        got = validate(model, search_repeats)
+        records.append({"number": trial.number, "default": names.get(trial.number, ""),
+                        "params": params, **got, "walks": walks(params, search_fixed),
                         "seconds": time.perf_counter() - t0})
+        if not staged:
+            keep(trial.number, got["score"], model)
+        del model
         if progress:
             best = max(r["score"] for r in records)
-            print(f"kernelne tune: trial {trial.number + 1}/{trials}  {metric} {value:.4f}  "
-                  f"(best {best:.4f})  {json.dumps(params)}", file=sys.stderr, flush=True)
-        return value
+            tag = f" (default {names[trial.number]})" if trial.number in names else ""
+            print(f"kernelne tune: trial {trial.number + 1}/{total}{tag}  {metric} "
+                  f"{got['score']:.4f} ± {_fmt_se(got['se'])}  (best {best:.4f})  "
+                  f"{json.dumps(params)}", file=sys.stderr, flush=True)
+        return got["score"]
 
     # A failed or interrupted trial is re-raised to the caller, who reports it: Optuna's own
     # "Trial failed" warning and traceback would only repeat it.
@@ -373,23 +635,80 @@ def tune(
     try:
         study = optuna.create_study(direction="maximize",
                                     sampler=optuna.samplers.TPESampler(seed=seed))
-        study.optimize(objective, n_trials=1, catch=())  # at least one trial, whatever timeout
-        if trials > 1:
+        for i, (space, _) in enumerate(defaults):
+            study.enqueue_trial(space, user_attrs={"default": i})
+        first = max(len(defaults), 1)  # the defaults (or one trial), whatever the timeout
+        _optimize(study, objective, n_trials=first)
+        if total > first:
             left = None if timeout is None else timeout - (time.perf_counter() - start)
             if left is None or left > 0:
-                study.optimize(objective, n_trials=trials - 1, timeout=left, catch=())
+                _optimize(study, objective, n_trials=total - first, timeout=left)
     finally:
         optuna.logging.set_verbosity(verbosity)
-    best = max(records, key=lambda r: r["score"])
-    if progress:
-        print("kernelne tune: refitting the best settings on the whole graph",
-              file=sys.stderr, flush=True)
-    model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
+
+    if staged:
+        finals = _rescore_finalists(records, names, finalists, final_repeats, fit, validate,
+                                    walks, fixed, keep, metric, progress)
+    else:
+        finals = [{"number": r["number"], "score": r["score"], "se": r["se"],
+                   "splits": r["splits"], "values": r["values"], "walks": r["walks"],
+                   "seconds": 0.0} for r in records]
+    win = max(finals, key=lambda f: f["score"])  # the first best: ties go to the defaults
+    best = next(r for r in records if r["number"] == win["number"])
+    if kept["number"] == win["number"]:
+        model = kept["model"]  # fitted with the full settings on the whole graph already
+    else:
+        if progress:
+            print("kernelne tune: refitting the best settings on the whole graph",
+                  file=sys.stderr, flush=True)
+        model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
+    kept.clear()
     test_score = None
     if test_mask is not None and test_mask.any():
         test_score = _test_score(model, label_nodes, Y, test_mask)
-    return TuneResult(method, best["params"], best["score"], metric, records, model,
-                      validation, test_score, time.perf_counter() - start, fixed)
+    return TuneResult(method, best["params"], win["score"], metric, records, model,
+                      validation, test_score, time.perf_counter() - start, fixed,
+                      finals=finals, ranking=rank_finalists(finals, names), best_se=win["se"])
+
+
+def _optimize(study, objective, **kwargs) -> None:
+    """``study.optimize``, with a Ctrl-C that lands while Optuna records a finished trial
+    raised as the :class:`KeyboardInterrupt` it is: Optuna (5.0) then fails in its own
+    ``finally`` clause with an ``UnboundLocalError`` (``updated_state``) instead."""
+    try:
+        study.optimize(objective, catch=(), **kwargs)
+    except UnboundLocalError as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, walks, fixed,
+                       keep, metric, progress) -> list[dict[str, Any]]:
+    """Refit the ``finalists`` best trials and every default with the full settings
+    (``fixed``) and score each on ``final_repeats`` validation splits, in trial order."""
+    top = sorted(records, key=lambda r: -r["score"])[:int(finalists)]
+    chosen = {r["number"] for r in top} | set(names)
+    pool = [r for r in records if r["number"] in chosen]
+    if progress:
+        print(f"kernelne tune: re-scoring {len(pool)} finalists (the {min(finalists, len(records))}"
+              f" best trials and the defaults) with the full settings on {final_repeats} "
+              f"validation splits", file=sys.stderr, flush=True)
+    finals = []
+    for i, r in enumerate(pool):
+        t0 = time.perf_counter()
+        model = fit(r["params"], fixed)
+        got = validate(model, final_repeats)
+        finals.append({"number": r["number"], **got, "walks": walks(r["params"], fixed),
+                       "seconds": time.perf_counter() - t0})
+        keep(r["number"], got["score"], model)
+        del model
+        if progress:
+            tag = f" (default {names[r['number']]})" if r["number"] in names else ""
+            print(f"kernelne tune: finalist {i + 1}/{len(pool)}: trial {r['number']}{tag}  "
+                  f"{metric} {got['score']:.4f} ± {_fmt_se(got['se'])}  (search "
+                  f"{r['score']:.4f})", file=sys.stderr, flush=True)
+    return finals
 
 
 def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray) -> float:
@@ -471,13 +790,15 @@ def cmd_tune(args) -> int:
             fixed[name] = getattr(args, name)
     result = tune(args.graph, args.labels, method=args.method, trials=args.trials,
                   timeout=args.timeout, seed=args.seed, test_nodes=test_nodes,
-                  holdout=args.holdout, search_walks=args.search_walks, fixed=fixed,
+                  holdout=args.holdout, search_walks=args.search_walks,
+                  finalists=args.finalists, final_repeats=args.final_repeats, fixed=fixed,
                   progress=not args.quiet)
     write_outputs(result, args.output, args.report, args.labels)
     print(result.table())
     print(f"validation  {result.validation}")
     print(f"best        {json.dumps(result.best_params)}  {result.metric} "
-          f"{result.best_score:.4f}")
+          f"{result.best_score:.4f} ± {_fmt_se(result.best_se)}")
+    print(result.summary())
     if result.test_score is not None:
         print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes "
               "(read only after the search)")
@@ -504,7 +825,13 @@ def register(sub) -> None:
     p.add_argument("--trials", type=int, default=20, help="number of trials (default 20)")
     p.add_argument("--timeout", type=float, default=None, help="stop searching after S s")
     p.add_argument("--search-walks", type=int, default=None,
-                   help="walks per node during the search only (default: the method's)")
+                   help="walks per node during the search only (default: the method's); "
+                   "the finalists are then re-scored with the full count")
+    p.add_argument("--finalists", type=int, default=3,
+                   help="with --search-walks: re-score this many best trials, and every "
+                   "default, with the full settings before choosing (default 3)")
+    p.add_argument("--final-repeats", type=int, default=10,
+                   help="validation splits of a precise score (labels only; default 10)")
     p.add_argument("--dim", type=int, default=None, help="embedding dimension (all fits)")
     p.add_argument("--workers", type=int, default=None, help="threads per fit")
     p.add_argument("--seed", type=int, default=0, help="seed of splits, sampler and fits")

@@ -250,4 +250,7 @@ def evaluate_node_classification(
             ))
     table = ResultTable(rows)
     table.skipped = skipped
+    table.per_split = {(f"{r:g}", metric): per_ratio[:, j].tolist()
+                       for r, per_ratio in zip(ratios, scores, strict=True)
+                       for j, metric in enumerate(("micro_f1", "macro_f1"))}
     return table

@@ -39,6 +39,8 @@ class ResultTable:
         self.rows = list(rows or [])
         # ids of labelled nodes left out because the embedding lacks them (missing="skip")
         self.skipped: Sequence = ()
+        # (setting, metric) -> the score of each repeat, where the protocol keeps them
+        self.per_split: dict[tuple[str, str], list[float]] = {}
 
     def __iter__(self):
         return iter(self.rows)
