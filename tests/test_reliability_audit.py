@@ -436,7 +436,8 @@ def test_describe_fit_takes_compiling_out_of_the_speed():
 
     model = SimpleNamespace(
         n_walks_=10, walk_length=10, n_pairs_=1000, fit_seconds_=21.0, kernels_=["gauss:1"],
-        shared_negatives=False, narrowed_=[], kernel_scale_=1.0, loss_history_=np.empty((0, 3)),
+        shared_negatives=False, loss="squared", window_shrink=False, subsample=0.0,
+        narrowed_=[], kernel_scale_=1.0, loss_history_=np.empty((0, 3)),
         health_=EmbeddingHealth(0.9, 0.5, 0.1),
         stage_seconds_={"walks": 0.5, "training": 0.5}, compile_seconds_=20.0)
     graph = SimpleNamespace(summary=lambda: "g")
