@@ -31,6 +31,16 @@ _TASK_KEYS = {
                         "heuristics", "cap_to_connected"},
 }
 _PER_RUN = {"workers", "random_state", "verbose"}
+# Options added to a model after results were cached, at the value that trains exactly as the
+# model did before they existed (tested bit for bit): left out of cache keys at that value, so
+# adding an option keeps every cached result; any other value is part of the key.
+OFF_VALUES: dict[str, Any] = {"loss": "squared", "window_shrink": False, "subsample": 0.0}
+
+
+def key_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that identify a fit in the cache: ``params`` without the options of
+    :data:`OFF_VALUES` at their off value."""
+    return {k: v for k, v in params.items() if not (k in OFF_VALUES and v == OFF_VALUES[k])}
 _SENSITIVITY_KEYS = {"dataset", "gauss", "sch", "ratios", "repeats", "dim", "sigma2", "alpha"}
 
 

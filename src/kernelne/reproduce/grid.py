@@ -18,7 +18,7 @@ from kernelne.datasets import load_manifest
 from kernelne.errors import InputError
 from kernelne.evaluation.heuristics import KATZ_BETA, KATZ_LENGTH
 from kernelne.reproduce.cache import file_sha256, make_key
-from kernelne.reproduce.config import Config
+from kernelne.reproduce.config import Config, key_params
 
 # Every classification job scores both rules (one fit): the paper's top-k, whose k is each
 # test node's true label count (an oracle), and the non-oracle rule; RULE_METRICS names their
@@ -131,7 +131,8 @@ def build_grid(config: Config, data_dir: str | Path) -> Grid:
     def embed(dataset: str, method: str, params: dict, split: SplitSpec | None) -> EmbedJob:
         edges = file_sha256(data_dir / f"{dataset}.edges.gz")
         model = config.model(method)
-        key = make_key("embedding", dataset, edges, split and split.key, model, params, seed)
+        key = make_key("embedding", dataset, edges, split and split.key, model, key_params(params),
+                       seed)
         return grid.add(EmbedJob(key, dataset, method, model, params, seed, split))
 
     def classify(job: EmbedJob, experiment: str, ratios: list, repeats: int, x=None) -> None:
