@@ -467,3 +467,14 @@ def test_capped_split_gives_a_near_tree_a_row(tiny_data, tiny_config, tmp_path):
     residual = {tuple(e) for e in split.train_edges.tolist()}
     assert len(split.test_edges) == 3 and not residual & {tuple(e) for e in
                                                           split.test_edges.tolist()}
+
+
+def test_cache_keys_ignore_options_at_their_off_value_only():
+    from kernelne.reproduce.cache import make_key
+    from kernelne.reproduce.config import OFF_VALUES, key_params
+
+    before = {"dim": 128, "kernel": "gauss", "sigma": 1.0}  # a fit cached before the options
+    with_off = {**before, **OFF_VALUES}
+    assert make_key(key_params(with_off)) == make_key(before)
+    for name, value in {"loss": "loglik", "window_shrink": True, "subsample": 1e-3}.items():
+        assert make_key(key_params({**with_off, name: value})) != make_key(before), name
