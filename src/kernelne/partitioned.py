@@ -340,10 +340,8 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
     with bar:
         t = resumed_at
+        kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state)
         while t < len(schedule):
-            kinds_params = kernel_arrays(kernels, scale=state["scale"])
-            settings = train_settings(model, total_centers, seed, learn_beta=len(kernels) > 1,
-                                      beta_simplex=bool(state["simplex"]))
             beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
             epoch, r, s = schedule[t]
             kernel = KernelArrays(kinds_params.kinds, kinds_params.params, beta,
@@ -379,6 +377,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                     shell = _shell(folder, graph, counts, parts, d, t, beta, state)
             if shell is not None:
                 state = _restart(folder, state, shell, n, parts, d, seed, progress_file)
+                kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state)
                 t = 0
                 bar.reset()
                 continue
@@ -397,6 +396,16 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
         [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, peak, walk_seconds, train_seconds,
     )
+
+
+def _run_settings(model, kernels, total_centers: float, seed, state: dict,
+                  ) -> tuple[KernelArrays, TrainSettings]:
+    """The kernel arrays and training settings of a run: they change only at a restart (the
+    kernel scale, MKernelNE's step)."""
+    kinds_params = kernel_arrays(kernels, scale=state["scale"])
+    settings = train_settings(model, total_centers, seed, learn_beta=len(kernels) > 1,
+                              beta_simplex=bool(state["simplex"]))
+    return kinds_params, settings
 
 
 def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,

@@ -68,5 +68,6 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
 def at_checkpoint(step: int, total_steps: int, pairs: int, min_pairs: int) -> bool:
     """Whether the shell test is due after ``step`` of ``total_steps`` (chunks of walks or
     partitioned steps), ``pairs`` trained: the first step past CHECKPOINT of the run with
-    ``min_pairs`` trained (CHECKPOINT_PAIRS per active node), if before half of the run."""
+    ``min_pairs`` trained (CHECKPOINT_PAIRS per active node). The test runs once, when due,
+    and only if that is before half of the run (the caller's check)."""
     return step >= CHECKPOINT * total_steps and pairs >= min_pairs
