@@ -2,12 +2,16 @@
 
     python benchmarks/bench_partitioned.py --graph cora --partitions 1 4 8 --dask 2
     python benchmarks/bench_partitioned.py --graph sbm:100000:1000000:50:0.5 --walks 10
+    python benchmarks/bench_partitioned.py --graph sbm1m.npz --labels sbm1m.labels \
+        --partitions 1 8 --walks 10 --threads 2 --eval-sample 100000
 
 For each P: one fit (P = 1 is the plain fit), Micro-F1 at 50% of the labels (``--repeats``
 splits, seed 0), wall-clock seconds, the training stage's seconds, the buckets' median
 seconds and the peak memory of the processes that trained (the driver's for a local run, the
 largest worker's on Dask). ``--dask W``: also every P > 1 on a ``LocalCluster`` of W
 single-thread workers. ``--walks``: walks per node (80, the paper's, by default).
+``--threads``: numba threads of the local fits. ``--eval-sample N``: score N labelled nodes
+drawn with seed 0 (the classifier on a million rows takes longer than the fit).
 """
 
 from __future__ import annotations
@@ -22,8 +26,23 @@ from kernelne import Graph, KernelNE, load_dataset
 from kernelne.evaluation import evaluate_node_classification
 
 
-def load(spec: str):
-    """A dataset name, or ``sbm:N:M:K:MU`` (the package's planted partition, seed 0)."""
+def load(spec: str, labels_file: str | None = None):
+    """A dataset name, ``sbm:N:M:K:MU`` (the package's planted partition, seed 0), or a graph
+    file with ``labels_file``."""
+    if labels_file is not None:  # integer ``node label`` lines; nodes not in the graph dropped
+        import scipy.sparse as sp
+
+        from kernelne.graph import load_graph
+
+        graph = load_graph(spec)
+        node, label = np.loadtxt(labels_file, dtype=np.int64, ndmin=2).T
+        where = np.full(int(max(node.max(), graph.nodes.max())) + 1, -1, np.int64)
+        where[graph.nodes] = np.arange(graph.n_nodes)
+        rows = where[node]
+        ok = rows >= 0
+        labels = sp.csr_matrix((np.ones(ok.sum(), bool), (rows[ok], label[ok])),
+                               shape=(graph.n_nodes, int(label.max()) + 1))
+        return graph, labels
     if spec.startswith("sbm:"):
         from kernelne.generators import planted_partition_sbm
 
@@ -35,13 +54,16 @@ def load(spec: str):
     return ds.graph, ds.labels
 
 
-def micro_f1(X, labels, repeats: int) -> float:
+def micro_f1(X, labels, repeats: int, sample: int = 0) -> float:
+    if sample and sample < X.shape[0]:
+        rows = np.random.default_rng(0).choice(X.shape[0], sample, replace=False)
+        X, labels = X[rows], labels[rows]
     table = evaluate_node_classification(X, labels, ratios=[0.5], repeats=repeats, n_jobs=1)
     return table.value("micro_f1")
 
 
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
-        workers: int = 1, sigma: float = 2**0.5) -> dict:
+        workers: int = 1, sigma: float = 2**0.5, sample: int = 0) -> dict:
     start = time.perf_counter()
     model = KernelNE(random_state=0, workers=workers, partitions=partitions, sigma=sigma,
                      walks_per_node=walks).fit(graph, client=client)
@@ -49,7 +71,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
     row = {"P": partitions, "mode": "dask" if client else "local", "seconds": seconds,
            "kernel_scale": model.kernel_scale_,
            "training": model.stage_seconds_["training"], "pairs": model.n_pairs_,
-           "micro_f1": micro_f1(model.embedding_, labels, repeats)}
+           "micro_f1": micro_f1(model.embedding_, labels, repeats, sample)}
     if partitions > 1:
         r = model.partition_run_
         row["bucket_median_s"] = float(np.median(r.bucket_seconds))
@@ -63,6 +85,9 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--graph", default="cora")
+    ap.add_argument("--labels", default=None, help="labels file of a --graph file")
+    ap.add_argument("--threads", type=int, default=1, help="numba threads of the local fits")
+    ap.add_argument("--eval-sample", type=int, default=0, help="score this many nodes (0: all)")
     ap.add_argument("--partitions", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--walks", type=int, default=80)
     ap.add_argument("--repeats", type=int, default=10)
@@ -71,12 +96,13 @@ def main() -> None:
     ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
                     help="also run P > 1 in this process")
     args = ap.parse_args()
-    graph, labels = load(args.graph)
+    graph, labels = load(args.graph, args.labels)
     print(f"{args.graph}: {graph.summary()}, {args.walks} walks per node")
     rows = []
     for p in args.partitions:
         if p == 1 or args.local:
-            rows.append(run(graph, labels, p, args.walks, args.repeats, sigma=args.sigma))
+            rows.append(run(graph, labels, p, args.walks, args.repeats, workers=args.threads,
+                            sigma=args.sigma, sample=args.eval_sample))
             print(rows[-1], flush=True)
     if args.dask:
         from distributed import Client, LocalCluster
@@ -86,7 +112,7 @@ def main() -> None:
             for p in args.partitions:
                 if p > 1:
                     rows.append(run(graph, labels, p, args.walks, args.repeats, client,
-                                    sigma=args.sigma))
+                                    sigma=args.sigma, sample=args.eval_sample))
                     print(rows[-1], flush=True)
     print("\n| P | mode | Micro-F1 (50%) | seconds | training s | bucket median s | peak MiB |")
     print("|---|---|---|---|---|---|---|")

@@ -48,6 +48,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    help="one set of negatives per center for all its contexts, one weighted "
                    "step (several times faster on large graphs; Micro-F1 about 0.005 lower "
                    "on Cora and CiteSeer)")
+    g.add_argument("--negative-pool", type=pool_setting, default="auto", metavar="Q",
+                   help="each walk's pairs pick their k negatives from a pool of Q draws made "
+                   "at the walk's start (0: k fresh draws per pair, the paper's; default auto: "
+                   "128 on graphs of 100,000+ nodes, 0 below)")
     g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
                    help="kernel weights of --kernel multi: projected SGD (paper) or on the "
                    "simplex by mirror descent")
@@ -60,6 +64,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--subsample", type=float, default=0.0, metavar="T",
                    help="word2vec's frequent-node subsampling: drop an occurrence of a node "
                    "with probability 1 - sqrt(T / its frequency in the walks) (default 0: off)")
+
+
+def pool_setting(text: str) -> int | str:
+    """``--negative-pool``'s value: ``auto`` or a pool size >= 0."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {text!r}")
+    return value
 
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
@@ -125,7 +142,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         robust=not args.paper, beta_update=args.beta_update,
         shared_negatives=args.shared_negatives, loss=args.loss,
         window_shrink=args.window_shrink, subsample=args.subsample,
-        partitions=getattr(args, "partitions", 1),
+        negative_pool=args.negative_pool, partitions=getattr(args, "partitions", 1),
         partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
     )
 
@@ -142,8 +159,12 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         " pairs/s" + (" (compiling excluded)" if compiling else ""),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
+    pool = getattr(model, "negative_pool_", 0)
     if model.shared_negatives:
-        lines.append(f"negatives  {model.negatives} per center, shared by its contexts")
+        lines.append(f"negatives  {model.negatives} per center, shared by its contexts"
+                     + (f", from a pool of {pool} per walk" if pool else ""))
+    elif pool:
+        lines.append(f"negatives  {model.negatives} per pair, from a pool of {pool} drawn per walk")
     options = ([f"loss {model.loss}"] if model.loss != "squared" else []) + (
         ["shrinking windows"] if model.window_shrink else []) + (
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
@@ -203,9 +224,6 @@ def report_graph(graph, out=None) -> None:
         print(f"kernelne: note: {note}", file=out)
 
 
-# from this many nodes on, the rows no longer fit in cache and shared negatives pay off
-LARGE_GRAPH = 100_000
-
 # model options and the constructor parameter each sets
 OPTION_PARAMS = {
     "kernel": "kernel", "sigma": "sigma", "alpha": "alpha", "kernels": "kernels", "dim": "dim",
@@ -214,5 +232,6 @@ OPTION_PARAMS = {
     "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
     "beta_update": "beta_update", "shared_negatives": "shared_negatives", "loss": "loss",
     "window_shrink": "window_shrink", "subsample": "subsample",
+    "negative_pool": "negative_pool",
     "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
 }

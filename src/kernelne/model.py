@@ -44,6 +44,7 @@ from kernelne.trainer import (
     Noise,
     keep_probabilities,
     kernel_arrays,
+    negative_pool_size,
     train_settings,
     train_walks,
 )
@@ -109,6 +110,12 @@ class KernelNE(EmbeddingEstimator):
         subsample: word2vec's frequent-node subsampling threshold ``t``: an occurrence of
             ``v`` in the walks is dropped (as center and as context) with probability
             ``1 - sqrt(t / f_v)``, ``f_v`` its frequency in the walks; 0 (default) keeps all.
+        negative_pool: each walk draws a pool of this many nodes from the noise distribution
+            and each of its pairs picks its k negatives uniformly from the pool (docs/METHOD.md
+            §8): a walk reads Q random rows of B instead of k per pair. 0: k fresh draws per
+            pair (the paper's). ``"auto"`` (default): 128 on graphs of 100,000 nodes or more,
+            where those random rows are the cost of training (about 1.8x faster per pair at
+            1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the paper's graphs).
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -130,6 +137,7 @@ class KernelNE(EmbeddingEstimator):
     (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
     ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
     (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw),
+    ``negative_pool_`` (the pool size used: ``negative_pool`` resolved, 0 = per pair),
     ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts),
     ``degrees_`` (each node's degree in the fitted graph), ``directed_`` (how the graph was
     read), ``stage_seconds_`` (walks, training) and ``compile_seconds_`` (numba's first-run
@@ -172,6 +180,7 @@ class KernelNE(EmbeddingEstimator):
         loss: str = "squared",
         window_shrink: bool = False,
         subsample: float = 0.0,
+        negative_pool: int | str = "auto",
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -203,6 +212,7 @@ class KernelNE(EmbeddingEstimator):
         self.loss = loss
         self.window_shrink = window_shrink
         self.subsample = subsample
+        self.negative_pool = negative_pool
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -245,6 +255,7 @@ class KernelNE(EmbeddingEstimator):
             raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if not isinstance(self.window_shrink, (bool, np.bool_)):
             raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
+        negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
         try:
             subsample = float(self.subsample)
         except (TypeError, ValueError):
@@ -330,6 +341,7 @@ class KernelNE(EmbeddingEstimator):
         self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
         self.n_walks_ = self.epochs * corpus.n_walks
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
         self.walk_counts_ = counts
         self.degrees_ = g.degrees
         self.walks_ = np.concatenate(stored) if stored else None
@@ -374,6 +386,7 @@ class KernelNE(EmbeddingEstimator):
         self.loss_history_ = np.array(run.losses, dtype=float).reshape(-1, 3)
         self.n_walks_ = self.epochs * self.walks_per_node * g.n_nodes
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
         self.walk_counts_ = run.counts
         self.degrees_ = g.degrees
         self.walks_ = None
@@ -444,7 +457,8 @@ class _Run:
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
         total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
         snapshot_every = max(1, total_chunks // 10)
-        settings = train_settings(m, total_centers, self.seed, learn_beta=len(self.beta) > 1,
+        settings = train_settings(m, total_centers, self.seed, self.graph.n_nodes,
+                                  learn_beta=len(self.beta) > 1,
                                   beta_simplex=self.simplex)
         losses = np.zeros(2)
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,

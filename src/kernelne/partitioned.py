@@ -54,7 +54,7 @@ from kernelne.robust import (
     at_checkpoint,
     shell_figures,
 )
-from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
+from kernelne.sampling import alias_draw, alias_table, mix64, rand_below, stream_state
 from kernelne.trainer import (
     _CTX_STREAM,
     _NEG_STREAM,
@@ -106,7 +106,9 @@ def train_bucket(
     ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained.
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
-    sees the same subsampled walk and windows."""
+    sees the same subsampled walk and windows. ``settings.negative_pool``: each walk's pairs in
+    the bucket pick their negatives from a pool of that many draws over part ``j``, drawn as
+    they are first picked (:func:`_pool_negatives`), so a walk with few pairs here draws few."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
@@ -131,6 +133,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
+        pool = np.empty(cfg.negative_pool, np.int64)
         loss = np.zeros(2, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         count = 0
@@ -143,7 +146,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
                     elif v >= 0 and v % parts == j:
                         prefetch_row(B, np.int64(v // parts))
             count += _bucket_walk(walks[w], first_walk + w, A, B, i, j, parts, kernel, noise,
-                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept)
+                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
         pairs[blk] = count
@@ -152,12 +155,16 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
 
 @njit(inline="always", fastmath=True)
 def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
-                 ahead, loss, tag, keep, kept):
+                 ahead, loss, tag, keep, kept, pool):
     """The pairs of one walk that fall in bucket ``(i, j)``; returns their number."""
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
-    for k in range(cfg.negatives):
-        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+    pooled = pool.shape[0] > 0
+    if pooled:
+        pool[:] = -1  # nothing drawn yet for this walk
+    else:
+        for k in range(cfg.negatives):
+            state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     n = walk.shape[0]
     while n > 0 and walk[n - 1] < 0:
         n -= 1
@@ -182,12 +189,28 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
             if c == pos or u % parts != j:
                 continue
             count += 1
-            state = _draw_negatives(state, negs, ahead, noise, B)
+            if pooled:
+                state = _pool_negatives(state, negs, noise, pool)
+            else:
+                state = _draw_negatives(state, negs, ahead, noise, B)
             _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                   cfg.learn_beta, loss, cfg.loglik)
             if cfg.learn_beta:
                 _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
     return count
+
+
+@njit(inline="always", fastmath=True)
+def _pool_negatives(state, negs, noise, pool):
+    """k uniform picks from the walk's pool (``-1``: not drawn yet), each slot drawn from the
+    noise distribution the first time it is picked: the same distribution as a pool drawn at
+    the walk's start, at a cost that follows the walk's pairs in the bucket."""
+    for k in range(negs.shape[0]):
+        state, r = rand_below(state, pool.shape[0])
+        if pool[r] < 0:
+            state, pool[r] = alias_draw(state, noise.prob, noise.alias)
+        negs[k] = pool[r]
+    return state
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,7 +363,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
     with bar:
         t = resumed_at
-        kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state)
+        kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state, n)
         while t < len(schedule):
             beta = np.array(state.get("beta", kinds_params.beta), dtype=np.float32)
             epoch, r, s = schedule[t]
@@ -377,7 +400,8 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                     shell = _shell(folder, graph, counts, parts, d, t, beta, state)
             if shell is not None:
                 state = _restart(folder, state, shell, n, parts, d, seed, progress_file)
-                kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state)
+                kinds_params, settings = _run_settings(model, kernels, total_centers, seed,
+                                                       state, n)
                 t = 0
                 bar.reset()
                 continue
@@ -398,12 +422,12 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     )
 
 
-def _run_settings(model, kernels, total_centers: float, seed, state: dict,
+def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nodes: int,
                   ) -> tuple[KernelArrays, TrainSettings]:
     """The kernel arrays and training settings of a run: they change only at a restart (the
     kernel scale, MKernelNE's step)."""
     kinds_params = kernel_arrays(kernels, scale=state["scale"])
-    settings = train_settings(model, total_centers, seed, learn_beta=len(kernels) > 1,
+    settings = train_settings(model, total_centers, seed, n_nodes, learn_beta=len(kernels) > 1,
                               beta_simplex=bool(state["simplex"]))
     return kinds_params, settings
 

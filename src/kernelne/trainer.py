@@ -35,6 +35,13 @@ whose center and context (or negative) rows are both frozen is skipped, as is a 
 center and context rows are (only its negatives could learn from it); skipped terms are not in
 ``losses``.
 
+Negative pool (``negative_pool = Q > 0``, the large-graph default; docs/METHOD.md §8): at the
+start of each walk ``Q`` nodes are drawn from the noise distribution and their rows of ``B``
+prefetched; each pair then draws its k negatives uniformly from that pool. Every negative is
+still a draw from the noise distribution (the pool is an i.i.d. sample of it), but a walk reads
+``Q`` random rows of ``B`` instead of k per pair (about 450 on a walk of 10 with window 10): on
+graphs whose rows do not fit in cache the random rows are the cost of the paper's step.
+
 Each walk's negatives come from a generator seeded by ``(seed, walk index)``; rows are updated
 lock-free (Hogwild, Recht et al. 2011), so results are bit-for-bit reproducible with one thread
 only.
@@ -59,6 +66,8 @@ _TWO = np.float32(2.0)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
 _CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
 LOSSES = ("squared", "loglik")
+POOL_SIZE = 128  # negative_pool="auto": the pool's size Q on graphs of POOL_FROM_NODES nodes
+POOL_FROM_NODES = 100_000  # from here B (n x 128 x 4 bytes >= 51 MB) no longer fits in cache
 # loss="loglik" reads the kernel as an edge probability: -log k (context), -log(1 - k)
 # (negative), with k clipped to [LOGLIK_MIN, LOGLIK_MAX] so that the derivatives 1/k and
 # 1/(1 - k) stay bounded (at most 1/LOGLIK_MIN and 1/(1 - LOGLIK_MAX) = 100).
@@ -94,7 +103,9 @@ class TrainSettings(NamedTuple):
     (MKernelNE), ``beta_simplex`` on the simplex; ``shared_negatives``: one set of negatives per
     center; ``seed``: the negatives' streams; ``loglik``: the log-likelihood loss instead of the
     squared one (:func:`_term`); ``window_shrink``: each center's window is drawn uniformly in
-    ``1..window`` (word2vec). Frequent-node subsampling is :func:`train_walks`' ``keep``.
+    ``1..window`` (word2vec); ``negative_pool``: each walk's negatives are drawn from a pool of
+    this many noise draws (0: k fresh draws per pair, the paper's). Frequent-node subsampling
+    is :func:`train_walks`' ``keep``.
     """
 
     total_centers: float
@@ -110,6 +121,7 @@ class TrainSettings(NamedTuple):
     seed: int = 0
     loglik: bool = False
     window_shrink: bool = False
+    negative_pool: int = 0
 
     def typed(self) -> TrainSettings:
         """The record with numba's types fixed (one compiled signature for every caller)."""
@@ -118,17 +130,33 @@ class TrainSettings(NamedTuple):
             np.float32(self.lr), np.float32(self.min_lr), np.float32(self.reg),
             np.float32(self.beta_reg), bool(self.learn_beta), bool(self.beta_simplex),
             bool(self.shared_negatives), np.uint64(self.seed), bool(self.loglik),
-            bool(self.window_shrink),
+            bool(self.window_shrink), int(self.negative_pool),
         )
 
 
-def train_settings(model, total_centers: float, seed, **changes) -> TrainSettings:
-    """The :class:`TrainSettings` of a :class:`~kernelne.model.KernelNE`'s parameters
-    (``changes``: fields set otherwise, e.g. ``learn_beta``)."""
+def negative_pool_size(setting: int | str, n_nodes: int) -> int:
+    """The pool size ``Q`` a ``negative_pool`` setting gives on a graph of ``n_nodes`` nodes:
+    ``"auto"`` is :data:`POOL_SIZE` from :data:`POOL_FROM_NODES` nodes and 0 (negatives per
+    pair) below; an integer is itself."""
+    if isinstance(setting, str):
+        if setting != "auto":
+            raise ValueError(f"negative_pool must be 'auto' or a pool size >= 0, got {setting!r}")
+        return POOL_SIZE if n_nodes >= POOL_FROM_NODES else 0
+    if (isinstance(setting, bool) or not isinstance(setting, (int, np.integer))
+            or setting < 0):
+        raise ValueError(f"negative_pool must be 'auto' or a pool size >= 0, got {setting!r}")
+    return int(setting)
+
+
+def train_settings(model, total_centers: float, seed, n_nodes: int,
+                   **changes) -> TrainSettings:
+    """The :class:`TrainSettings` of a :class:`~kernelne.model.KernelNE`'s parameters on a
+    graph of ``n_nodes`` nodes (``changes``: fields set otherwise, e.g. ``learn_beta``)."""
     settings = TrainSettings(
         total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
         model.reg, model.beta_reg, shared_negatives=bool(model.shared_negatives), seed=seed,
         loglik=model.loss == "loglik", window_shrink=bool(model.window_shrink),
+        negative_pool=negative_pool_size(getattr(model, "negative_pool", 0), n_nodes),
     )
     return settings._replace(**changes).typed()
 
@@ -240,7 +268,8 @@ def train_walks(
     (mirror descent) step per pair, ``beta_j <- beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2
     g_i)`` with ``g_j = sum_terms (y - k) k_j`` (``beta_reg`` unused), instead of the projected
     step. ``settings.shared_negatives``: one set of k negatives per center, shared by all its
-    contexts (see :func:`_train_walk`) instead of k fresh negatives per pair.
+    contexts (see :func:`_train_walk`) instead of k fresh negatives per pair;
+    ``settings.negative_pool``: the negatives come from a pool drawn per walk (module docstring).
     ``rates`` (float32, length n, in [0, 1]), if given: each row's learning-rate multiplier
     (0 = frozen: never written); ``None`` trains every row at the full rate. Not with
     ``shared_negatives``. ``keep`` (float32, length n), if given: frequent-node subsampling,
@@ -277,6 +306,28 @@ def thread_buffers(d, m, negatives):
             np.empty(negatives, np.int64), np.empty(negatives, np.int64))
 
 
+@njit(inline="always", fastmath=True)
+def fill_pool(state, pool, noise, B):
+    """A walk's negative pool: ``len(pool)`` draws from the noise distribution, their rows of
+    ``B`` prefetched. Returns the generator's new state."""
+    for q in range(pool.shape[0]):
+        state, pool[q] = alias_draw(state, noise.prob, noise.alias)
+        prefetch_row(B, pool[q])
+    return state
+
+
+@njit(inline="always", fastmath=True)
+def next_negatives(state, negs, ahead, noise, B, pool):
+    """The next pair's (or center's) k negatives in ``negs``: uniform picks from ``pool`` if it
+    is not empty, else fresh draws (:func:`_draw_negatives`). Returns the new state."""
+    if pool.shape[0] == 0:
+        return _draw_negatives(state, negs, ahead, noise, B)
+    for k in range(negs.shape[0]):
+        state, r = rand_below(state, pool.shape[0])
+        negs[k] = pool[r]
+    return state
+
+
 @njit(parallel=True, fastmath=True, cache=True)
 def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_losses, rates,
                   keep):
@@ -286,6 +337,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
+        pool = np.empty(cfg.negative_pool, np.int64)
         scratch = np.empty(d, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         loss = block_losses[blk]
@@ -299,7 +351,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
                         prefetch_row(B, np.int64(w))
             count += _train_walk(
                 walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta, negs,
-                ahead, loss, rates, scratch, keep, kept,
+                ahead, loss, rates, scratch, keep, kept, pool,
             )
         pairs[blk] = count
     return pairs.sum()
@@ -370,12 +422,13 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
 @njit(inline="always", fastmath=True)
 def _train_walk(
     walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, negs, ahead, loss, rates, scratch,
-    keep, kept,
+    keep, kept, pool,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead``, ``scratch`` and
-    ``kept`` (the walk's length) are scratch buffers; ``loss[0]``, ``loss[1]`` accumulate the
-    positive and negative terms' squared errors. ``rates``: per-row rates, or empty (every row
-    at the full rate). ``keep``: subsampling's keep probabilities, or empty (no subsampling).
+    """All pairs of one walk; returns their number. ``neu``..``ahead``, ``scratch``, ``kept``
+    (the walk's length) and ``pool`` (the negative pool, empty if off) are scratch buffers;
+    ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors.
+    ``rates``: per-row rates, or empty (every row at the full rate). ``keep``: subsampling's
+    keep probabilities, or empty (no subsampling).
 
     With ``shared_negatives`` (after Ji et al., "Parallelizing Word2Vec in Shared and
     Distributed Memory", 2016) a center ``v`` with contexts ``C`` draws one set ``N`` of k
@@ -395,9 +448,12 @@ def _train_walk(
     masked = rates.shape[0] > 0
     length = walk.shape[0]
     state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
-    # Negatives are drawn one pair (or center) ahead and their rows prefetched.
-    for k in range(negatives):
-        state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+    # Negatives are drawn one pair (or center) ahead and their rows prefetched, or the pool is.
+    if pool.shape[0] > 0:
+        state = fill_pool(state, pool, noise, B)
+    else:
+        for k in range(negatives):
+            state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     count = 0
     n = length
     while n > 0 and walk[n - 1] < 0:
@@ -422,7 +478,7 @@ def _train_walk(
             if n_ctx <= 0:
                 continue
             count += n_ctx
-            state = _draw_negatives(state, negs, ahead, noise, B)
+            state = next_negatives(state, negs, ahead, noise, B, pool)
             ca = _ZERO
             for c in range(lo, hi):
                 if c == pos:
@@ -463,7 +519,7 @@ def _train_walk(
             if masked and rates[seq[pos]] == _ZERO and rates[seq[c]] == _ZERO:
                 continue
             count += 1
-            state = _draw_negatives(state, negs, ahead, noise, B)
+            state = next_negatives(state, negs, ahead, noise, B, pool)
             if not masked:
                 _pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                       learn_beta, pair_loss, loglik)

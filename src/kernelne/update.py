@@ -190,7 +190,7 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
     kernel = kernel_arrays(model.kernels_, np.array(model.beta_, dtype=np.float32),
                            model.kernel_scale_)
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
-    settings = train_settings(model, total_centers, seed, shared_negatives=False)
+    settings = train_settings(model, total_centers, seed, len(A), shared_negatives=False)
     keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
     losses = np.zeros(2)
     pairs, rows = 0, []
