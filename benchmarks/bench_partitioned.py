@@ -63,12 +63,16 @@ def micro_f1(X, labels, repeats: int, sample: int = 0) -> float:
 
 
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
-        workers: int = 1, sigma: float = 2**0.5, sample: int = 0) -> dict:
+        workers: int = 1, sigma: float = 2**0.5, sample: int = 0, rounds: int | None = None,
+        pool: int | str = "auto") -> dict:
     start = time.perf_counter()
     model = KernelNE(random_state=0, workers=workers, partitions=partitions, sigma=sigma,
-                     walks_per_node=walks).fit(graph, client=client)
+                     walks_per_node=walks, rounds=rounds, negative_pool=pool,
+                     ).fit(graph, client=client)
     seconds = time.perf_counter() - start
-    row = {"P": partitions, "mode": "dask" if client else "local", "seconds": seconds,
+    row = {"P": partitions, "mode": (f"dask {len(client.scheduler_info()['workers'])}w"
+                                     if client else "local"), "seconds": seconds,
+           "negative_pool": model.negative_pool_,
            "kernel_scale": model.kernel_scale_,
            "training": model.stage_seconds_["training"], "pairs": model.n_pairs_,
            "micro_f1": micro_f1(model.embedding_, labels, repeats, sample)}
@@ -88,6 +92,9 @@ def main() -> None:
     ap.add_argument("--labels", default=None, help="labels file of a --graph file")
     ap.add_argument("--threads", type=int, default=1, help="numba threads of the local fits")
     ap.add_argument("--eval-sample", type=int, default=0, help="score this many nodes (0: all)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds of walks (default 20)")
+    ap.add_argument("--negative-pool", default="auto", type=lambda t: t if t == "auto" else int(t),
+                    help="negative_pool (auto: 128 from 100,000 nodes; 0: per pair)")
     ap.add_argument("--partitions", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--walks", type=int, default=80)
     ap.add_argument("--repeats", type=int, default=10)
@@ -102,7 +109,8 @@ def main() -> None:
     for p in args.partitions:
         if p == 1 or args.local:
             rows.append(run(graph, labels, p, args.walks, args.repeats, workers=args.threads,
-                            sigma=args.sigma, sample=args.eval_sample))
+                            sigma=args.sigma, sample=args.eval_sample, rounds=args.rounds,
+                            pool=args.negative_pool))
             print(rows[-1], flush=True)
     if args.dask:
         from distributed import Client, LocalCluster
@@ -112,12 +120,15 @@ def main() -> None:
             for p in args.partitions:
                 if p > 1:
                     rows.append(run(graph, labels, p, args.walks, args.repeats, client,
-                                    sigma=args.sigma, sample=args.eval_sample))
+                                    sigma=args.sigma, sample=args.eval_sample,
+                                    rounds=args.rounds, pool=args.negative_pool))
                     print(rows[-1], flush=True)
-    print("\n| P | mode | Micro-F1 (50%) | seconds | training s | bucket median s | peak MiB |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| P | mode | pool | Micro-F1 (50%) | seconds | training s | bucket median s | "
+          "peak MiB |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['P']} | {r['mode']} | {r['micro_f1']:.4f} | {r['seconds']:.1f} | "
+        print(f"| {r['P']} | {r['mode']} | {r['negative_pool']} | {r['micro_f1']:.4f} | "
+              f"{r['seconds']:.1f} | "
               f"{r['training']:.1f} | {r.get('bucket_median_s', float('nan')):.3f} | "
               f"{r['peak_mb']:.0f} |")
 

@@ -7,13 +7,15 @@ measures, each stage in a fresh process (so peak memory is that stage's own):
 
 * load: the text edge list and the binary ``.npz`` (seconds, peak MiB; medians);
 * fit: KernelNE with the paper's defaults (80 walks x 10, window 10, k = 5, d = 128), per
-  stage (walks, training) seconds, pairs/s and peak MiB, with ``shared_negatives`` and (up to
-  ``--pair-max`` nodes) with the paper's k negatives per pair;
+  stage (walks, training) seconds, pairs/s and peak MiB, with the library's default negatives
+  (``auto``: a per-walk pool of 128 from 100,000 nodes, k fresh per pair below), with
+  ``shared_negatives`` and (up to ``--pair-max`` nodes) with the paper's k fresh negatives per
+  pair (``negative_pool=0``);
 * quality: Micro-F1 on the planted communities (one-vs-rest logistic regression, 50% of a
   seeded sample of at most 20,000 nodes for training, 3 splits), against DeepWalk (gensim
   skip-gram on the same walks; up to ``--deepwalk-max`` nodes with the full corpus, above that
   both methods on ``--small-walks`` walks per node);
-* training rate: KernelNE (k negatives per pair and ``shared_negatives``) and gensim's
+* training rate: KernelNE (k negatives per pair, from a pool, and shared) and gensim's
   skip-gram (negative 5, window 10, no subsampling, ``shrink_windows=False``; ``corpus_file``
   mode, its fastest, with the walks in a text file and only ``train`` timed, and ``list``
   mode beside it) on the same ``--ratio-walks`` walks per node and the same threads, in one
@@ -62,7 +64,8 @@ if method == "deepwalk":
     model = DeepWalk(**params).fit(g)
     stages, pairs = {}, 0
 else:
-    model = KernelNE(shared_negatives=method == "shared", **params).fit(g)
+    pool = {"pair": 0, "shared": 0}.get(method, "auto")  # "default": the library's choice
+    model = KernelNE(shared_negatives=method == "shared", negative_pool=pool, **params).fit(g)
     stages, pairs = model.stage_seconds_, model.n_pairs_
 np.save(out, model.embedding_)
 np.save(out.replace(".npy", ".nodes.npy"), np.asarray(g.nodes))
@@ -109,7 +112,7 @@ def micro_f1(emb_path: Path, labels_path: Path, threads: int) -> float:
 
 def throughput(npz: Path | None, walks_per_node: int, threads: int, repeats: int,
                gensim_modes, work: Path) -> tuple[int, list]:
-    """``(nodes, rows)``: gensim (``gensim_modes``) and KernelNE per pair and shared on the
+    """``(nodes, rows)``: gensim (``gensim_modes``) and KernelNE per pair, pool and shared on the
     same walks and threads, interleaved (:func:`bench_training.rate_rows`); ``npz`` None:
     Cora."""
     from bench_training import rate_rows
@@ -121,6 +124,7 @@ def throughput(npz: Path | None, walks_per_node: int, threads: int, repeats: int
     g = load_dataset("cora").graph if npz is None else load_graph(npz)
     walks = random_walks(g, walks_per_node, 10, seed=1, workers=threads)
     return g.n_nodes, rate_rows(walks, g.n_nodes, threads, repeats,
+                                negatives=("pair", "pool", "shared"),
                                 gensim_modes=gensim_modes, work=work)
 
 
@@ -168,7 +172,7 @@ def main() -> None:
                       f" s {statistics.median(r['peak_mib'] for r in runs):7.0f} MiB",
                       flush=True)
         if "fit" not in args.skip:
-            fits = [("shared", 80)] if n <= args.full_fit_max else []
+            fits = [("default", 80), ("shared", 80)] if n <= args.full_fit_max else []
             fits += [("pair", 80)] if n <= args.pair_max else []
             if n <= args.deepwalk_max:
                 fits.append(("deepwalk", 80))

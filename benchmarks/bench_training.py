@@ -11,8 +11,9 @@ gensim is timed at its fastest, ``corpus_file`` mode: the walks are written to a
 space-separated text file and the vocabulary built before timing, so only ``train`` is timed
 (its workers read the file in C, without the GIL). Its ``list`` mode (a Python list of
 sentences, the usual ``Word2Vec(sentences)`` call) is shown beside it; ratios are against
-``corpus_file``. KernelNE runs with the paper's k fresh negatives per pair (``pair``) and with
-``shared_negatives`` (``shared``).
+``corpus_file``. KernelNE runs with the paper's k fresh negatives per pair (``pair``), with k
+per pair picked from a per-walk pool of 128 draws (``pool``: ``negative_pool=128``, the default
+from 100,000 nodes) and with ``shared_negatives`` (``shared``).
 
 Graphs: dataset names (``cora``, ``dblp``: ``--walks-per-node`` walks per node, default 80) and
 planted partitions ``sbm:N`` (N nodes, 10 N edges, 50 communities, mixing 0.5, seed 0, as in
@@ -38,9 +39,12 @@ from kernelne import load_dataset, random_walks
 from kernelne.kernels import Kernel, parse_kernel
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_table
-from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
+from kernelne.trainer import POOL_SIZE, Noise, TrainSettings, kernel_arrays, train_walks
 
 GENSIM_MODES = ("file", "list")
+
+
+NEGATIVE_MODES = {"pair": "k per pair", "pool": f"pool {POOL_SIZE}", "shared": "shared negs"}
 
 
 def count_pairs(walks: np.ndarray, window: int) -> int:
@@ -54,12 +58,12 @@ def count_pairs(walks: np.ndarray, window: int) -> int:
 
 
 def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
-                 shared_negatives=False):
+                 shared_negatives=False, negative_pool=0):
     kernel = kernel_arrays(kernels)
     counts = np.bincount(walks[walks >= 0], minlength=n)
     noise = Noise(*alias_table(counts**0.75))
     settings = TrainSettings(float(walks.size), learn_beta=len(kernels) > 1, seed=1,
-                             shared_negatives=shared_negatives)
+                             shared_negatives=shared_negatives, negative_pool=negative_pool)
 
     # allocated once: each timed run continues training (as gensim's runs do)
     A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
@@ -165,8 +169,9 @@ def rate_rows(walks, n_nodes, threads: int, repeats: int, kernels=("gauss:1.4142
         for neg in negatives:
             name = f"kernelne {k} {neg}"
             runs[name] = kernelne_run(walks, n_nodes, [k], threads,
-                                      shared_negatives=neg == "shared")
-            labels[name] = (f"kernelne {k}", "k per pair" if neg == "pair" else "shared negs")
+                                      shared_negatives=neg == "shared",
+                                      negative_pool=POOL_SIZE if neg == "pool" else 0)
+            labels[name] = (f"kernelne {k}", NEGATIVE_MODES[neg])
     results = interleaved(runs, repeats)
     for run in runs.values():
         getattr(run, "cleanup", lambda: None)()
@@ -200,8 +205,9 @@ def main() -> None:
                     help="dataset names, or sbm:N for an N-node planted partition")
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--kernels", nargs="+", default=["gauss:1.41421", "sch:1", "linear"])
-    ap.add_argument("--negatives", nargs="+", default=["pair"], choices=["pair", "shared"],
-                    help="KernelNE's negatives: k per pair and/or shared_negatives")
+    ap.add_argument("--negatives", nargs="+", default=["pair"], choices=list(NEGATIVE_MODES),
+                    help="KernelNE's negatives: k per pair, k per pair from a per-walk pool "
+                    "and/or shared_negatives")
     ap.add_argument("--gensim", nargs="+", default=list(GENSIM_MODES), choices=GENSIM_MODES,
                     help="gensim's input modes (ratios are against corpus_file)")
     ap.add_argument("--walks-per-node", type=int, default=80)
