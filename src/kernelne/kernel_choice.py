@@ -26,7 +26,7 @@ The rule (:func:`choose_weights`), for a dictionary of ``m`` kernels:
 * **Winner**: the highest validation score; exact ties go to the earlier candidate. The
   result (:class:`KernelChoice`) keeps every candidate's score and its standard error, and
   the winner's lead over the best single kernel with the standard error of that gap
-  (:func:`kernelne.tune.rank_finalists`).
+  (:func:`kernelne.validation_scores.rank_finalists`).
 
 Cost: ``m + 2`` fits (labels), ``m + 3`` (edges; the ``m + 2`` are on the smaller residual
 graph). A dictionary can only be chosen from; a mix better than all of its candidates is not
@@ -46,7 +46,7 @@ import numpy as np
 from kernelne.diagnostics import DegenerateEmbeddingWarning
 from kernelne.graph import Graph
 from kernelne.kernels import Kernel
-from kernelne.tune import _standard_error, auc_standard_error, rank_finalists
+from kernelne.validation_scores import _standard_error, auc_standard_error, rank_finalists
 
 #: the named settings of ``KernelNE(beta_select=...)`` (or a sequence of ``m`` fixed weights)
 BETA_SELECTS = ("train", "uniform", "validation")
@@ -96,9 +96,9 @@ class KernelChoice:
     and ``values`` (per-split scores, labels only); ``betas``: each candidate's weights after
     its validation fit (the learned ones for ``"train"``); ``winner``: its index; ``metric``
     (``micro_f1`` or ``roc_auc``); ``validation``: what was scored; ``ranking``:
-    :func:`kernelne.tune.rank_finalists` with the best single kernel as the default (its
-    ``default_gap`` is the winner's lead over it, ``default_gap_se`` that lead's standard
-    error)."""
+    :func:`kernelne.validation_scores.rank_finalists` with the best single kernel as the
+    default (its ``default_gap`` is the winner's lead over it, ``default_gap_se`` that lead's
+    standard error)."""
 
     names: list[str]
     settings: list[Any]
