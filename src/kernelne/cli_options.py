@@ -55,6 +55,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
                    help="kernel weights of --kernel multi: projected SGD (paper) or on the "
                    "simplex by mirror descent")
+    g.add_argument("--beta-select", default="train", choices=["train", "uniform", "validation"],
+                   help="kernel weights of --kernel multi: train (learned by SGD, default), "
+                   "uniform (fixed 1/m) or validation (each single kernel, uniform and train "
+                   "fitted and scored on 20%% held-out edges; the best refitted on the whole "
+                   "graph; docs/METHOD.md §4)")
     g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
                    help="squared (the paper's (y - k)^2, default) or loglik (-log k for a "
                    "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
@@ -114,9 +119,10 @@ def read_input_graph(args: argparse.Namespace):
 
 # kernel options and the --kernel values that use them
 KERNEL_OPTIONS = {"kernels": ("multi",), "sigma": ("gauss",), "alpha": ("schoenberg", "sch"),
-                  "beta_reg": ("multi",), "beta_update": ("multi",)}
+                  "beta_reg": ("multi",), "beta_update": ("multi",),
+                  "beta_select": ("multi",)}
 KERNEL_DEFAULTS = {"kernels": None, "sigma": math.sqrt(2.0), "alpha": 1.0, "beta_reg": 0.01,
-                   "beta_update": "projected"}
+                   "beta_update": "projected", "beta_select": "train"}
 
 
 def report_unused_kernel_options(args: argparse.Namespace) -> None:
@@ -139,7 +145,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         window=args.window, negatives=args.negatives, lr=args.lr, min_lr=args.min_lr,
         reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
         workers=args.workers, random_state=args.seed, verbose=verbose,
-        robust=not args.paper, beta_update=args.beta_update,
+        robust=not args.paper, beta_update=args.beta_update, beta_select=args.beta_select,
         shared_negatives=args.shared_negatives, loss=args.loss,
         window_shrink=args.window_shrink, subsample=args.subsample,
         negative_pool=args.negative_pool, partitions=getattr(args, "partitions", 1),
@@ -197,6 +203,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         for label, row in snapshots:
             lines.append(f"{label:17} " + ", ".join(
                 f"{k}={b:.4f}" for k, b in zip(model.kernels_, row, strict=True)))
+    choice = getattr(model, "beta_choice_", None)
+    if choice is not None:
+        lines.append(f"chosen     {choice.winner_name} by {choice.validation}")
+        lines.extend("           " + line for line in choice.table().splitlines())
     stages = model.stage_seconds_
     lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, "
                  + (f"compiling {compiling:.1f} s (first run only), " if compiling else "")
@@ -230,7 +240,8 @@ OPTION_PARAMS = {
     "walks_per_node": "walks_per_node", "walk_length": "walk_length", "window": "window",
     "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
     "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
-    "beta_update": "beta_update", "shared_negatives": "shared_negatives", "loss": "loss",
+    "beta_update": "beta_update", "beta_select": "beta_select",
+    "shared_negatives": "shared_negatives", "loss": "loss",
     "window_shrink": "window_shrink", "subsample": "subsample",
     "negative_pool": "negative_pool",
     "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",

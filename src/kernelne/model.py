@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from kernelne.diagnostics import (
 from kernelne.errors import TrainingError
 from kernelne.estimator import EmbeddingEstimator
 from kernelne.graph import Graph, load_graph
+from kernelne.kernel_choice import fit_chosen, fixed_weights
 from kernelne.kernels import Kernel, parse_kernel
 from kernelne.model_file import load_model, save_model
 from kernelne.parallel import numba_threads
@@ -116,6 +117,13 @@ class KernelNE(EmbeddingEstimator):
             pair (the paper's). ``"auto"`` (default): 128 on graphs of 100,000 nodes or more,
             where those random rows are the cost of training (about 1.8x faster per pair at
             1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the paper's graphs).
+        beta_select: how MKernelNE's weights are set (``kernel="multi"`` only; docs/METHOD.md
+            §4). ``"train"`` (default): learned by SGD with the rows, as above. ``"uniform"``:
+            fixed at ``1/m``. A sequence of ``m`` weights (>= 0): fixed at those. ``"validation"``:
+            chosen among each single kernel of the dictionary, ``"uniform"`` and ``"train"`` by
+            a validation score (held-out labels passed as ``fit(graph, y)``, else held-out
+            edges), and the winner fitted on the whole graph; see
+            :mod:`kernelne.kernel_choice` (``beta_choice_`` holds every candidate's score).
 
     Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
@@ -139,9 +147,11 @@ class KernelNE(EmbeddingEstimator):
     (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw),
     ``negative_pool_`` (the pool size used: ``negative_pool`` resolved, 0 = per pair),
     ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts),
-    ``degrees_`` (each node's degree in the fitted graph), ``directed_`` (how the graph was
-    read), ``stage_seconds_`` (walks, training) and ``compile_seconds_`` (numba's first-run
-    compilation, left out of the stages; 0 once its disk cache holds the code).
+    ``degrees_`` (each node's degree in the fitted graph), ``beta_choice_`` (with
+    ``beta_select="validation"``: the :class:`~kernelne.kernel_choice.KernelChoice`),
+    ``directed_`` (how the graph was read), ``stage_seconds_`` (walks, training) and
+    ``compile_seconds_`` (numba's first-run compilation, left out of the stages; 0 once its
+    disk cache holds the code).
 
     New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
     in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
@@ -181,6 +191,7 @@ class KernelNE(EmbeddingEstimator):
         window_shrink: bool = False,
         subsample: float = 0.0,
         negative_pool: int | str = "auto",
+        beta_select: str | Sequence[float] = "train",
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -213,6 +224,7 @@ class KernelNE(EmbeddingEstimator):
         self.window_shrink = window_shrink
         self.subsample = subsample
         self.negative_pool = negative_pool
+        self.beta_select = beta_select
 
     def kernel_dictionary(self) -> list[Kernel]:
         """The kernels this model combines (one, unless ``kernel="multi"``)."""
@@ -256,6 +268,11 @@ class KernelNE(EmbeddingEstimator):
         if not isinstance(self.window_shrink, (bool, np.bool_)):
             raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
         negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
+        if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
+            fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
+            if int(self.partitions) > 1:
+                raise ValueError("partitioned training (partitions > 1) learns the kernel "
+                                 "weights: use beta_select='train'")
         try:
             subsample = float(self.subsample)
         except (TypeError, ValueError):
@@ -268,6 +285,9 @@ class KernelNE(EmbeddingEstimator):
             client: Any = None) -> KernelNE:
         """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes).
 
+        ``y``: only with ``beta_select="validation"``, held-out labels to choose the kernel
+        weights on (a label file, ``(node ids, labels)`` or labels in the graph's node order:
+        only labels you may train on); otherwise ignored (the fit is unsupervised).
         ``monitor(pairs, A, B)``, if given, is called after every chunk of walks with the
         number of pairs trained so far and the current rows (to watch training; do not keep
         references to the arrays: they change in place). ``client``: a
@@ -277,7 +297,18 @@ class KernelNE(EmbeddingEstimator):
         kernels = self.kernel_dictionary()
         g = load_graph(graph)
         start = time.perf_counter()
+        if isinstance(self.beta_select, str) and self.beta_select == "validation":
+            if client is not None or monitor is not None:
+                raise ValueError("beta_select='validation' fits several candidates: no "
+                                 "client or monitor")
+            fit_chosen(self, g, y)
+            self.fit_seconds_ = time.perf_counter() - start  # all candidates' fits
+            return self
         seed = seed_to_uint64(self.random_state)
+        fixed = fixed_weights(self.beta_select, len(kernels))  # None: learned
+        # fixed weights: zero-weight kernels are left out of training (one-hot = a single kernel)
+        active = kernels if fixed is None else [k for k, b in zip(kernels, fixed, strict=True)
+                                                if b > 0]
         if int(self.partitions) > 1:
             return self._fit_partitioned(g, kernels, seed, client, start)
         if client is not None:
@@ -304,7 +335,8 @@ class KernelNE(EmbeddingEstimator):
             rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
             can_narrow = self.robust and kernels[0].kind != "linear"
             while True:
-                run = _Run(self, g, corpus, stored, negatives, keep, kernels, seed, rho, simplex)
+                run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
+                           None if fixed is None else fixed[fixed > 0])
                 shell = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
                 if shell is None:
                     break
@@ -335,8 +367,8 @@ class KernelNE(EmbeddingEstimator):
         self.kernel_scale_ = rho
         self.narrowed_ = narrowed
         self.beta_update_ = "simplex" if simplex else "projected"
-        self.beta_ = run.beta
-        self.beta_history_ = np.array(run.history)
+        self.beta_ = run.beta if fixed is None else fixed
+        self.beta_history_ = np.array(run.history) if fixed is None else fixed[None, :]
         self.n_pairs_ = int(run.pairs)
         self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
         self.n_walks_ = self.epochs * corpus.n_walks
@@ -426,7 +458,7 @@ class _Run:
     1/m``; distance kernels see ``rho * ||a - b||^2``."""
 
     def __init__(self, model, graph, corpus, stored, negatives, keep, kernels, seed, rho,
-                 simplex):
+                 simplex, beta=None):
         self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
         self.noise = Noise(*negatives)
         self.keep = keep  # subsampling's keep probabilities, None: off
@@ -438,8 +470,9 @@ class _Run:
             self.B = np.zeros((n, d), dtype=np.float32)
         except MemoryError:
             raise out_of_memory(n, d) from None
-        self.kernel = kernel_arrays(kernels, scale=rho)
+        self.kernel = kernel_arrays(kernels, None if beta is None else beta.copy(), scale=rho)
         self.beta, self.scale = self.kernel.beta, self.kernel.scale
+        self.learn_beta = len(self.beta) > 1 and beta is None  # beta given: fixed weights
         self.simplex = simplex
         self.history = [self.beta.copy()]
         self.loss_rows: list[tuple[int, float, float]] = []
@@ -458,7 +491,7 @@ class _Run:
         total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
         snapshot_every = max(1, total_chunks // 10)
         settings = train_settings(m, total_centers, self.seed, self.graph.n_nodes,
-                                  learn_beta=len(self.beta) > 1,
+                                  learn_beta=self.learn_beta,
                                   beta_simplex=self.simplex)
         losses = np.zeros(2)
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
