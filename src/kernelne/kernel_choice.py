@@ -46,7 +46,12 @@ import numpy as np
 from kernelne.diagnostics import DegenerateEmbeddingWarning
 from kernelne.graph import Graph
 from kernelne.kernels import Kernel
-from kernelne.validation_scores import _standard_error, auc_standard_error, rank_finalists
+from kernelne.validation_scores import (
+    _standard_error,
+    auc_standard_error,
+    held_out_edges,
+    rank_finalists,
+)
 
 #: the named settings of ``KernelNE(beta_select=...)`` (or a sequence of ``m`` fixed weights)
 BETA_SELECTS = ("train", "uniform", "validation")
@@ -174,7 +179,6 @@ def choose_weights(
     from kernelne.evaluation import (
         evaluate_link_prediction,
         evaluate_node_classification,
-        make_link_split,
     )
     from kernelne.graph import load_graph
 
@@ -225,10 +229,7 @@ def choose_weights(
             betas.append(np.asarray(fitted.beta_, dtype=np.float64))
             kept[i] = fitted
     else:
-        split = make_link_split(g, test_fraction=val_fraction, seed=int(seed))
-        residual = split.residual_graph()
-        _, y_val = split.test_pairs()
-        n_pos = int(np.count_nonzero(y_val))
+        split, residual, n_pos, n_neg = held_out_edges(g, val_fraction, int(seed))
         metric = "roc_auc"
         validation = (f"ROC-AUC (weighted-L2) on {len(split.test_edges):,} held-out edges "
                       f"({val_fraction:g} of the largest component's) and as many non-edges, "
@@ -238,7 +239,7 @@ def choose_weights(
             auc = float(evaluate_link_prediction((fitted.embedding_, fitted.nodes_), split)
                         .value("roc_auc"))
             scores.append(auc)
-            ses.append(auc_standard_error(auc, n_pos, len(y_val) - n_pos))
+            ses.append(auc_standard_error(auc, n_pos, n_neg))
             values.append([])
             betas.append(np.asarray(fitted.beta_, dtype=np.float64))
     winner = int(np.argmax(scores))  # the first best: ties go to the earlier candidate

@@ -160,9 +160,8 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
     pooled = pool.shape[0] > 0
-    if pooled:
-        pool[:] = -1  # nothing drawn yet for this walk
-    else:
+    emptied = False  # the pool is emptied at the walk's first pair in this bucket, if any
+    if not pooled:
         for k in range(cfg.negatives):
             state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     n = walk.shape[0]
@@ -190,6 +189,9 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
                 continue
             count += 1
             if pooled:
+                if not emptied:
+                    pool[:] = -1  # nothing drawn yet for this walk
+                    emptied = True
                 state = _pool_negatives(state, negs, noise, pool)
             else:
                 state = _draw_negatives(state, negs, ahead, noise, B)

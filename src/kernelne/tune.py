@@ -59,6 +59,7 @@ from kernelne.validation_scores import (  # noqa: F401 (kernelne.tune's API)
     _gap_se,
     _standard_error,
     auc_standard_error,
+    held_out_edges,
     rank_finalists,
 )
 
@@ -477,7 +478,6 @@ def tune(
     from kernelne.evaluation import (
         evaluate_link_prediction,
         evaluate_node_classification,
-        make_link_split,
     )
 
     _check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
@@ -522,10 +522,7 @@ def tune(
             return {"score": float(table.value("micro_f1")), "se": _standard_error(values),
                     "splits": repeats, "values": values}
     else:
-        split = make_link_split(g, test_fraction=val_fraction, seed=seed)
-        fit_graph = split.residual_graph()
-        _, y_val = split.test_pairs()
-        n_pos = int(np.count_nonzero(y_val))
+        split, fit_graph, n_pos, n_neg = held_out_edges(g, val_fraction, seed)
         metric = "roc_auc"
         validation = (f"ROC-AUC on {len(split.test_edges):,} validation edges held out of the "
                       f"given graph (and as many non-edges), fitted on the rest; standard "
@@ -534,7 +531,7 @@ def tune(
         def validate(model, repeats: int) -> dict[str, Any]:
             auc = float(evaluate_link_prediction((model.embedding_, model.nodes_), split
                                                  ).value("roc_auc"))
-            return {"score": auc, "se": auc_standard_error(auc, n_pos, len(y_val) - n_pos),
+            return {"score": auc, "se": auc_standard_error(auc, n_pos, n_neg),
                     "splits": 1, "values": []}
 
     def fit(params: dict[str, Any], base: dict[str, Any]):

@@ -62,3 +62,14 @@ def rank_finalists(finals: list[dict[str, Any]], labels: dict[int, str]) -> dict
                    default_gap=win["score"] - best["score"], default_gap_se=se,
                    default_paired=paired)
     return out
+
+
+def held_out_edges(graph: Any, fraction: float, seed: int) -> tuple[Any, Any, int, int]:
+    """The validation split of a graph without labels: ``(split, residual graph to fit on,
+    held-out edges, held-out non-edges)`` (:func:`kernelne.evaluation.make_link_split`)."""
+    from kernelne.evaluation import make_link_split
+
+    split = make_link_split(graph, test_fraction=fraction, seed=seed)
+    _, y_val = split.test_pairs()
+    n_pos = int(np.count_nonzero(y_val))
+    return split, split.residual_graph(), n_pos, len(y_val) - n_pos
