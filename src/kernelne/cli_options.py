@@ -181,6 +181,11 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
             f"{shell['offset_ratio']:.1f}, neighbour AUC {shell['neighbour_auc']:.2f}): "
             f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
+    for check in getattr(model, "shell_checks_", []):
+        if not check["collapsing"]:
+            lines.append(f"checked    the rows after {check['at_pairs']:,} pairs: offset ratio "
+                         f"{check['offset_ratio']:.2f}, neighbour AUC "
+                         f"{check['neighbour_auc']:.2f}: no shell")
     if model.kernel_scale_ != 1.0:
         lines.append("effective  " + ", ".join(str(k) for k in model.effective_kernels())
                      + f" (kernel scale {model.kernel_scale_:g} on |x-y|^2)")

@@ -144,7 +144,8 @@ class KernelNE(EmbeddingEstimator):
     ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``, ``loss_history_``
     (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
     ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
-    (1, or the robust fit's narrowing) and ``narrowed_`` (what each restart saw),
+    (1, or the robust fit's narrowing), ``narrowed_`` (what each restart saw) and
+    ``shell_checks_`` (every restart test's figures and verdict, restarts included),
     ``negative_pool_`` (the pool size used: ``negative_pool`` resolved, 0 = per pair),
     ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts),
     ``degrees_`` (each node's degree in the fitted graph), ``beta_choice_`` (with
@@ -334,11 +335,13 @@ class KernelNE(EmbeddingEstimator):
             counting_seconds = time.perf_counter() - start
             rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
             can_narrow = self.robust and kernels[0].kind != "linear"
+            checks: list[dict] = []
             while True:
                 run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
                            None if fixed is None else fixed[fixed > 0])
                 shell = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
-                if shell is None:
+                checks += [shell] if shell is not None else []
+                if shell is None or not shell["collapsing"]:
                     break
                 narrowed.append(shell)
                 rho *= NARROWING
@@ -366,6 +369,7 @@ class KernelNE(EmbeddingEstimator):
         self.kernels_ = kernels
         self.kernel_scale_ = rho
         self.narrowed_ = narrowed
+        self.shell_checks_ = checks
         self.beta_update_ = "simplex" if simplex else "projected"
         self.beta_ = run.beta if fixed is None else fixed
         self.beta_history_ = np.array(run.history) if fixed is None else fixed[None, :]
@@ -411,6 +415,7 @@ class KernelNE(EmbeddingEstimator):
         self.kernels_ = kernels
         self.kernel_scale_ = run.scale
         self.narrowed_ = run.narrowed
+        self.shell_checks_ = run.checks
         self.beta_update_ = "simplex" if run.simplex else "projected"
         self.beta_ = run.beta
         self.beta_history_ = np.array([run.beta])
@@ -481,10 +486,10 @@ class _Run:
         self.train_seconds = 0.0
 
     def train(self, check_shell: bool, monitor: Callable | None = None) -> dict | None:
-        """Train on every chunk; with ``check_shell``, stop early and return the health
-        figures if the rows are forming the collapsed shell at the first chunk past
+        """Train on every chunk; with ``check_shell``, test the rows at the first chunk past
         :data:`~kernelne.robust.CHECKPOINT` of the run and
-        :data:`~kernelne.robust.CHECKPOINT_PAIRS` pairs per node."""
+        :data:`~kernelne.robust.CHECKPOINT_PAIRS` pairs per node and return the test's
+        figures (None: not tested); training stops there if they are ``collapsing``."""
         m, corpus = self.model, self.corpus
         total_chunks = m.epochs * corpus.n_chunks
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
@@ -497,6 +502,7 @@ class _Run:
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
                    desc="training", dynamic_ncols=True)
         step = 0
+        checked = None
         with bar:
             for epoch in range(m.epochs):
                 chunks = (
@@ -529,12 +535,12 @@ class _Run:
                                                      min_pairs):
                         check_shell = False
                         if step < total_chunks / 2:
-                            shell = shell_figures(
+                            checked = shell_figures(
                                 self.A, self.B, self.graph.indptr, self.graph.indices,
                                 self.graph.degrees > 0, self.beta, self.scale[0], self.pairs)
-                            if shell is not None:
-                                return shell
-        return None
+                            if checked is not None and checked["collapsing"]:
+                                return checked
+        return checked
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

@@ -106,9 +106,11 @@ def train_bucket(
     ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained.
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
-    sees the same subsampled walk and windows. ``settings.negative_pool``: each walk's pairs in
-    the bucket pick their negatives from a pool of that many draws over part ``j``, drawn as
-    they are first picked (:func:`_pool_negatives`), so a walk with few pairs here draws few."""
+    sees the same subsampled walk and windows. ``settings.negative_pool``: the pairs of
+    ``P^2`` consecutive walks (ids ``g P^2 .. (g+1) P^2 - 1``; a walk has about ``1/P^2`` of
+    its pairs here, so a pool serves about one walk's pairs, as in a plain fit) pick their
+    negatives from one pool of that many draws over part ``j``, each slot drawn when first
+    picked (:func:`_pool_negatives`)."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
@@ -134,6 +136,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         pool = np.empty(cfg.negative_pool, np.int64)
+        pool_group = np.full(1, -1, np.int64)  # the walk group whose draws the pool holds
         loss = np.zeros(2, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         count = 0
@@ -146,7 +149,8 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
                     elif v >= 0 and v % parts == j:
                         prefetch_row(B, np.int64(v // parts))
             count += _bucket_walk(walks[w], first_walk + w, A, B, i, j, parts, kernel, noise,
-                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool)
+                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool,
+                                  pool_group)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
         pairs[blk] = count
@@ -155,12 +159,13 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
 
 @njit(inline="always", fastmath=True)
 def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
-                 ahead, loss, tag, keep, kept, pool):
-    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number."""
+                 ahead, loss, tag, keep, kept, pool, pool_group):
+    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number. ``pool``
+    (if any) is emptied at the first pair of a walk of a group other than ``pool_group[0]``."""
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
     pooled = pool.shape[0] > 0
-    emptied = False  # the pool is emptied at the walk's first pair in this bucket, if any
+    group = walk_id // (parts * parts)
     if not pooled:
         for k in range(cfg.negatives):
             state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
@@ -189,9 +194,9 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
                 continue
             count += 1
             if pooled:
-                if not emptied:
-                    pool[:] = -1  # nothing drawn yet for this walk
-                    emptied = True
+                if pool_group[0] != group:
+                    pool[:] = -1  # nothing drawn yet for this group of walks
+                    pool_group[0] = group
                 state = _pool_negatives(state, negs, noise, pool)
             else:
                 state = _draw_negatives(state, negs, ahead, noise, B)
@@ -282,6 +287,7 @@ class PartitionedResult:
     counts: np.ndarray
     scale: float
     narrowed: list[dict]
+    checks: list[dict]
     simplex: bool
     pairs: int
     losses: list[tuple[int, float, float]]
@@ -401,6 +407,8 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                 if t < len(schedule) / 2:
                     shell = _shell(folder, graph, counts, parts, d, t, beta, state)
             if shell is not None:
+                state.setdefault("checks", []).append(shell)
+            if shell is not None and shell["collapsing"]:
                 state = _restart(folder, state, shell, n, parts, d, seed, progress_file)
                 kinds_params, settings = _run_settings(model, kernels, total_centers, seed,
                                                        state, n)
@@ -418,7 +426,8 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     B = _assemble(folder, "B", n, parts, d, version)
     return PartitionedResult(
         A, B, np.array(state["beta"], dtype=np.float32), counts, float(state["scale"]),
-        list(state["narrowed"]), bool(state["simplex"]), int(state["pairs"]),
+        list(state["narrowed"]), list(state.get("checks", [])), bool(state["simplex"]),
+        int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, peak, walk_seconds, train_seconds,
     )
@@ -454,6 +463,7 @@ def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int,
         "step": 0, "pairs": 0, "losses": [], "walks_done": True,
         "scale": float(state["scale"]) * NARROWING,
         "narrowed": [*state["narrowed"], shell],
+        "checks": state["checks"],
         "simplex": bool(state["simplex"]) or bool(shell["weights_collapsed"]),
     }
     _write_json(progress_file, state)

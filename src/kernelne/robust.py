@@ -45,24 +45,25 @@ def part_offset_ratio(A: np.ndarray, active: np.ndarray, parts: int, seed: int =
 def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                   active: np.ndarray, beta: np.ndarray, scale: float, pairs: int,
                   parts: int = 1) -> dict | None:
-    """The health figures (and where they were taken) if the rows ``A``, ``B`` of the graph
-    with CSR adjacency ``indptr``, ``indices`` are collapsing into the shell, else None.
+    """The restart test's figures, where they were taken and its verdict ``collapsing`` (the
+    rows ``A``, ``B`` of the graph with CSR adjacency ``indptr``, ``indices`` are forming the
+    shell); None if the rows are not finite (reported as an error after the run).
     ``active``: the nodes that occur in walks; ``beta``: MKernelNE's weights, whose all
     shrinking (``sum beta < 0.5`` with a low AUC) is the multi-kernel form of the shell;
     ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean)."""
     if not np.isfinite(A).all():
-        return None  # diverged: reported as an error after the run
+        return None
     health = embedding_health(A, B, indptr, indices, active)
     offset, auc = health.offset_ratio, health.neighbour_auc
     low_bar = 1.0
     if parts > 1:
         offset, low_bar = part_offset_ratio(A, active, parts), PART_SHELL_OFFSET
     weights = len(beta) > 1 and float(np.sum(beta)) < 0.5 and auc < SHELL_AUC
-    if (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
-            offset > low_bar and auc < SHELL_AUC) or weights:
-        return {"kernel_scale": float(scale), "at_pairs": int(pairs),
-                "neighbour_auc": auc, "offset_ratio": offset, "weights_collapsed": weights}
-    return None
+    collapsing = (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
+        offset > low_bar and auc < SHELL_AUC) or weights
+    return {"kernel_scale": float(scale), "at_pairs": int(pairs), "neighbour_auc": auc,
+            "offset_ratio": offset, "weights_collapsed": weights,
+            "collapsing": bool(collapsing)}
 
 
 def at_checkpoint(step: int, total_steps: int, pairs: int, min_pairs: int) -> bool:
