@@ -74,6 +74,8 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
                                      if client else "local"), "seconds": seconds,
            "negative_pool": model.negative_pool_,
            "kernel_scale": model.kernel_scale_,
+           "shell_checks": [(round(c["offset_ratio"], 3), round(c["neighbour_auc"], 3),
+                             c["collapsing"]) for c in model.shell_checks_],
            "training": model.stage_seconds_["training"], "pairs": model.n_pairs_,
            "micro_f1": micro_f1(model.embedding_, labels, repeats, sample)}
     if partitions > 1:

@@ -336,6 +336,7 @@ class KernelNE(EmbeddingEstimator):
             rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
             can_narrow = self.robust and kernels[0].kind != "linear"
             checks: list[dict] = []
+            restarted = {"walks": 0.0, "training": 0.0}  # seconds of the runs given up
             while True:
                 run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
                            None if fixed is None else fixed[fixed > 0])
@@ -343,6 +344,8 @@ class KernelNE(EmbeddingEstimator):
                 checks += [shell] if shell is not None else []
                 if shell is None or not shell["collapsing"]:
                     break
+                restarted["walks"] += run.walk_seconds
+                restarted["training"] += run.train_seconds
                 narrowed.append(shell)
                 rho *= NARROWING
                 simplex = simplex or shell["weights_collapsed"]
@@ -385,9 +388,10 @@ class KernelNE(EmbeddingEstimator):
         self.directed_ = bool(g.directed)
         self.fit_seconds_ = time.perf_counter() - start
         training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
-        self.stage_seconds_ = {
-            "walks": counting_seconds + run.walk_seconds - (compiled.total - training_compile),
-            "training": run.train_seconds - training_compile,
+        self.stage_seconds_ = {  # a restart's given-up run included
+            "walks": counting_seconds + run.walk_seconds + restarted["walks"]
+            - (compiled.total - training_compile),
+            "training": run.train_seconds + restarted["training"] - training_compile,
         }
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self

@@ -451,7 +451,8 @@ def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version:
     A = _assemble(folder, "A", n, parts, d, version)
     B = _assemble(folder, "B", n, parts, d, version)
     return shell_figures(A, B, graph.indptr, graph.indices, counts > 0, beta,
-                         float(state["scale"]), int(state["pairs"]), parts)
+                         float(state["scale"]), int(state["pairs"]), parts,
+                         len(state["narrowed"]))
 
 
 def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,

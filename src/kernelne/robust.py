@@ -25,8 +25,12 @@ SHELL_AUC = 0.55
 # offset) while the offset of all of A stays lower. So its test takes the mean of the parts'
 # offset ratios, against a lower bar. Measured at the checkpoint (part offset, AUC):
 # collapsing dense planted partition, sch P=3 (1.4, 0.50), gauss P=4 (0.99, 0.51); 100k-node
-# planted partition, gauss P=4 (1.07, 0.52); healthy dense gauss:0.5 P=3 (0.45, 0.57).
-PART_SHELL_OFFSET = 0.8
+# planted partition, gauss P=4 (1.07, 0.52); 1M-node planted partition, gauss P=8 (0.68, 0.52;
+# its plain fit (1.89, 0.51)); healthy dense gauss:0.5 P=3 (0.45, 0.57). After one narrowing
+# a small dense graph with few walks (tests/test_partitioned.py) is still at (0.52-0.59,
+# 0.50-0.52) and ends healthier than before: so the low bar holds for the first narrowing only,
+# a second needs the plain fit's bar.
+PART_SHELL_OFFSET = 0.5
 NARROWING = 8.0
 MAX_NARROWING = 2
 
@@ -44,20 +48,22 @@ def part_offset_ratio(A: np.ndarray, active: np.ndarray, parts: int, seed: int =
 
 def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                   active: np.ndarray, beta: np.ndarray, scale: float, pairs: int,
-                  parts: int = 1) -> dict | None:
+                  parts: int = 1, narrowed: int = 0) -> dict | None:
     """The restart test's figures, where they were taken and its verdict ``collapsing`` (the
     rows ``A``, ``B`` of the graph with CSR adjacency ``indptr``, ``indices`` are forming the
     shell); None if the rows are not finite (reported as an error after the run).
     ``active``: the nodes that occur in walks; ``beta``: MKernelNE's weights, whose all
     shrinking (``sum beta < 0.5`` with a low AUC) is the multi-kernel form of the shell;
-    ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean)."""
+    ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean, against
+    :data:`PART_SHELL_OFFSET` if the kernel was not ``narrowed`` before)."""
     if not np.isfinite(A).all():
         return None
     health = embedding_health(A, B, indptr, indices, active)
     offset, auc = health.offset_ratio, health.neighbour_auc
     low_bar = 1.0
     if parts > 1:
-        offset, low_bar = part_offset_ratio(A, active, parts), PART_SHELL_OFFSET
+        offset = part_offset_ratio(A, active, parts)
+        low_bar = PART_SHELL_OFFSET if narrowed == 0 else low_bar
     weights = len(beta) > 1 and float(np.sum(beta)) < 0.5 and auc < SHELL_AUC
     collapsing = (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
         offset > low_bar and auc < SHELL_AUC) or weights
