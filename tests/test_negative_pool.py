@@ -19,7 +19,8 @@ from kernelne import Graph, KernelNE
 from kernelne.evaluation import evaluate_node_classification
 from kernelne.generators import planted_partition_sbm
 from kernelne.kernels import Kernel
-from kernelne.partitioned import _pool_negatives
+from kernelne.parallel import numba_threads
+from kernelne.partitioned import _pool_negatives, train_bucket
 from kernelne.sampling import alias_table, stream_state
 from kernelne.trainer import (
     POOL_FROM_NODES,
@@ -59,7 +60,7 @@ def _pool_and_picks(seed, q, k, rounds, prob, alias, B):
     picks = np.empty((rounds, 20, k), np.int64)
     state = stream_state(np.uint64(seed), np.uint64(0))
     for r in range(rounds):
-        state = fill_pool(state, pool, noise, B)
+        state = fill_pool(state, pool, noise, B, r, 0)
         pools[r] = pool
         for t in range(20):
             state = next_negatives(state, negs, ahead, noise, B, pool)
@@ -134,6 +135,59 @@ def test_a_buckets_lazy_pool_draws_only_what_its_pairs_pick_and_samples_the_nois
     assert filled.max() <= 5  # one pair: at most k slots drawn, not the pool's 128
     freq = np.bincount(picks.ravel(), minlength=4) / picks.size
     np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.01)
+
+
+@njit
+def _rolling_pools(seed, q, refresh, walks, prob, alias, B):
+    noise = Noise(prob, alias)
+    pool = np.full(q, -1, np.int64)
+    pools = np.empty((walks, q), np.int64)
+    state = stream_state(np.uint64(seed), np.uint64(0))
+    for w in range(walks):
+        state = fill_pool(state, pool, noise, B, w, refresh)
+        pools[w] = pool
+    return pools
+
+
+def test_a_rolling_pool_redraws_refresh_slots_per_walk_and_still_samples_the_noise():
+    weights = np.array([1.0, 2.0, 4.0, 8.0, 0.0, 1.0])
+    prob, alias = alias_table(weights)
+    pools = _rolling_pools(3, 16, 4, 8000, prob, alias, np.zeros((6, 4), np.float32))
+    assert (pools[0] >= 0).all()  # the first walk draws every slot
+    for w in range(1, 40):
+        changed = np.flatnonzero(pools[w] != pools[w - 1])
+        slots = (np.arange(4) + 4 * w) % 16
+        assert set(changed) <= set(slots)  # only this walk's slots, cyclically
+    # after a full cycle every slot was drawn again: the pools are samples of the noise
+    freq = np.bincount(pools[4::4].ravel(), minlength=6) / pools[4::4].size
+    np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.01)
+
+
+def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():
+    """P = 2: walks ``[0, 1]`` have one pair in bucket (0, 1) each; with a pool of one slot
+    and k = 1 the 8 walks (ids 0-7: groups 0-3 and 4-7) draw one negative per group, so each
+    node's count of negatives (read from ``losses[1]`` as above) is a multiple of 4."""
+    rows = 5
+    A = np.eye(1, rows, dtype=np.float32)  # part 0's block: node 0 is row 0
+    w = 16.0 ** np.arange(rows)
+    B = np.repeat(np.sqrt(w)[:, None], rows, axis=1).astype(np.float32)
+    walks = np.tile(np.array([0, 1], np.int32), (8, 1))
+    seen = set()
+    for seed in range(10):
+        settings = TrainSettings(1e9, 1, 1, TINY_LR, TINY_LR * 0.5, 0.0, seed=seed,
+                                 negative_pool=1)
+        losses = np.zeros(2)
+        with numba_threads(1):
+            pairs = train_bucket(walks, 0, A, B.copy(), 0, 1, 2, kernel_arrays([Kernel("linear")]),
+                                 Noise(*alias_table(np.ones(rows))), settings, losses)
+        total, counts = int(round(losses[1])), []
+        for _ in range(rows):
+            counts.append(total % 16)
+            total //= 16
+        assert pairs == 8 and sum(counts) == 8
+        assert all(c % 4 == 0 for c in counts), counts
+        seen.add(tuple(counts))
+    assert len(seen) > 1  # the groups' draws differ between seeds
 
 
 def _sbm(n=2000, m=12000, k=5, mu=0.3):
