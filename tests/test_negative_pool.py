@@ -60,7 +60,7 @@ def _pool_and_picks(seed, q, k, rounds, prob, alias, B):
     picks = np.empty((rounds, 20, k), np.int64)
     state = stream_state(np.uint64(seed), np.uint64(0))
     for r in range(rounds):
-        state = fill_pool(state, pool, noise, B, r, 0)
+        state = fill_pool(state, pool, noise, B)
         pools[r] = pool
         for t in range(20):
             state = next_negatives(state, negs, ahead, noise, B, pool)
@@ -134,32 +134,6 @@ def test_a_buckets_lazy_pool_draws_only_what_its_pairs_pick_and_samples_the_nois
     picks, filled = _lazy_picks(5, 128, 5, 20000, prob, alias)
     assert filled.max() <= 5  # one pair: at most k slots drawn, not the pool's 128
     freq = np.bincount(picks.ravel(), minlength=4) / picks.size
-    np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.01)
-
-
-@njit
-def _rolling_pools(seed, q, refresh, walks, prob, alias, B):
-    noise = Noise(prob, alias)
-    pool = np.full(q, -1, np.int64)
-    pools = np.empty((walks, q), np.int64)
-    state = stream_state(np.uint64(seed), np.uint64(0))
-    for w in range(walks):
-        state = fill_pool(state, pool, noise, B, w, refresh)
-        pools[w] = pool
-    return pools
-
-
-def test_a_rolling_pool_redraws_refresh_slots_per_walk_and_still_samples_the_noise():
-    weights = np.array([1.0, 2.0, 4.0, 8.0, 0.0, 1.0])
-    prob, alias = alias_table(weights)
-    pools = _rolling_pools(3, 16, 4, 8000, prob, alias, np.zeros((6, 4), np.float32))
-    assert (pools[0] >= 0).all()  # the first walk draws every slot
-    for w in range(1, 40):
-        changed = np.flatnonzero(pools[w] != pools[w - 1])
-        slots = (np.arange(4) + 4 * w) % 16
-        assert set(changed) <= set(slots)  # only this walk's slots, cyclically
-    # after a full cycle every slot was drawn again: the pools are samples of the noise
-    freq = np.bincount(pools[4::4].ravel(), minlength=6) / pools[4::4].size
     np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.01)
 
 

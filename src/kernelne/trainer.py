@@ -122,7 +122,6 @@ class TrainSettings(NamedTuple):
     loglik: bool = False
     window_shrink: bool = False
     negative_pool: int = 0
-    pool_refresh: int = 0
 
     def typed(self) -> TrainSettings:
         """The record with numba's types fixed (one compiled signature for every caller)."""
@@ -131,7 +130,7 @@ class TrainSettings(NamedTuple):
             np.float32(self.lr), np.float32(self.min_lr), np.float32(self.reg),
             np.float32(self.beta_reg), bool(self.learn_beta), bool(self.beta_simplex),
             bool(self.shared_negatives), np.uint64(self.seed), bool(self.loglik),
-            bool(self.window_shrink), int(self.negative_pool), int(self.pool_refresh),
+            bool(self.window_shrink), int(self.negative_pool),
         )
 
 
@@ -308,17 +307,10 @@ def thread_buffers(d, m, negatives):
 
 
 @njit(inline="always", fastmath=True)
-def fill_pool(state, pool, noise, B, walk_id, refresh):
-    """A walk's negative pool: ``refresh`` slots (all if ``refresh`` is 0 or the pool is new,
-    ``pool[0] < 0``), from slot ``walk_id * refresh mod Q`` on, cyclically, drawn afresh from
-    the noise distribution and their rows of ``B`` prefetched. Every slot holds an independent
-    draw, so a pick is still distributed as the noise. Returns the generator's new state."""
-    size = pool.shape[0]
-    count, start = size, 0
-    if 0 < refresh < size and pool[0] >= 0:
-        count, start = refresh, (walk_id * refresh) % size
-    for c in range(count):
-        q = (start + c) % size
+def fill_pool(state, pool, noise, B):
+    """A walk's negative pool: ``len(pool)`` draws from the noise distribution, their rows of
+    ``B`` prefetched. Returns the generator's new state."""
+    for q in range(pool.shape[0]):
         state, pool[q] = alias_draw(state, noise.prob, noise.alias)
         prefetch_row(B, pool[q])
     return state
@@ -345,7 +337,7 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
-        pool = np.full(cfg.negative_pool, -1, np.int64)  # -1: drawn at the first walk
+        pool = np.empty(cfg.negative_pool, np.int64)
         scratch = np.empty(d, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         loss = block_losses[blk]
@@ -458,7 +450,7 @@ def _train_walk(
     state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
     # Negatives are drawn one pair (or center) ahead and their rows prefetched, or the pool is.
     if pool.shape[0] > 0:
-        state = fill_pool(state, pool, noise, B, walk_id, cfg.pool_refresh)
+        state = fill_pool(state, pool, noise, B)
     else:
         for k in range(negatives):
             state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
