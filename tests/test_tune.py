@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import kernelne.evaluation as evaluation
 from kernelne.cli import main
 from kernelne.graph import Graph
-from kernelne.tune import SEARCH_SPACES, tune
+from kernelne.tune import KERNELNE_DEFAULTS, SEARCH_SPACES, tune
 
 FAST = {"dim": 8, "workers": 1, "walks_per_node": 4}
 
@@ -54,7 +54,7 @@ def test_search_never_reads_test_labels(groups, monkeypatch):
 def test_link_validation_without_labels(groups):
     graph, _, _ = groups
     result = tune(graph, trials=3, fixed=FAST, progress=False)
-    assert result.metric == "roc_auc" and len(result.trials) == 3
+    assert result.metric == "roc_auc" and len(result.trials) == len(KERNELNE_DEFAULTS)
     assert result.best_score == max(t["score"] for t in result.trials)
     assert result.model.embedding_.shape == (120, 8)
     assert "validation edges" in result.validation
@@ -94,8 +94,8 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
     assert best["method"] == "kernelne" and best["test_score"] is not None
     assert (report / "trials.png").stat().st_size > 1000
     assert (report / "map.png").stat().st_size > 1000  # the winner's map, by label
-    # --trials 2, but KernelNE's three defaults always run: a header and three rows
-    assert len((report / "trials.csv").read_text().splitlines()) == 4
+    # --trials 2, but KernelNE's five defaults always run: a header and five rows
+    assert len((report / "trials.csv").read_text().splitlines()) == 1 + len(KERNELNE_DEFAULTS)
     assert "test        Micro-F1" in capsys.readouterr().out
 
 
@@ -112,14 +112,18 @@ class PlantedFake:
     def __init__(self, **params):
         self.params = {"kernel": "gauss", "sigma": 2 ** 0.5, "alpha": 1.0, "negatives": 5,
                        "beta_update": "projected", "walks_per_node": FULL, "dim": 8,
-                       "random_state": None, **params}
+                       "loss": "squared", "window": 10, "window_shrink": False,
+                       "subsample": 0.0, "random_state": None, **params}
 
     def get_params(self):
         return dict(self.params)
 
     def fit(self, graph):
         p = self.params
-        default_gauss = p["kernel"] == "gauss" and p["sigma"] == 2 ** 0.5 and p["negatives"] == 5
+        default_gauss = (p["kernel"] == "gauss" and p["sigma"] == 2 ** 0.5
+                         and p["negatives"] == 5 and p["loss"] == "squared"
+                         and p["window"] == 10 and not p["window_shrink"]
+                         and p["subsample"] == 0)
         good = default_gauss == (p["walks_per_node"] >= FULL)
         rng = np.random.default_rng(int(p["walks_per_node"]) + 7 * int(p["negatives"]))
         X = rng.normal(size=(graph.n_nodes, 8))
@@ -139,27 +143,35 @@ def fake_kernelne(monkeypatch):
 
 def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=6, search_walks=5, holdout=0.3, progress=False)
-    assert [t["number"] for t in result.trials] == list(range(6))
-    first = result.trials[:3]
-    assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi"]
-    assert first[0]["params"] == {"kernel": "gauss", "sigma": 2 ** 0.5, "negatives": 5}
-    assert first[1]["params"] == {"kernel": "schoenberg", "alpha": 1.0, "negatives": 5}
-    assert first[2]["params"] == {"kernel": "multi", "beta_update": "projected", "negatives": 5}
-    assert all(t["default"] == "" for t in result.trials[3:])
+    result = tune(graph, (nodes, Y), trials=8, search_walks=5, holdout=0.3, progress=False)
+    assert [t["number"] for t in result.trials] == list(range(8))
+    first = result.trials[:5]
+    assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi", "gauss,loglik",
+                                             "schoenberg,loglik"]
+    rest = {"window": 10, "window_shrink": False, "subsample": 0.0}
+    assert first[0]["params"] == {"kernel": "gauss", "sigma": 2 ** 0.5, "negatives": 5,
+                                  "loss": "squared", **rest}
+    assert first[1]["params"] == {"kernel": "schoenberg", "alpha": 1.0, "negatives": 5,
+                                  "loss": "squared", **rest}
+    assert first[2]["params"] == {"kernel": "multi", "beta_update": "projected", "negatives": 5,
+                                  **rest}  # MKernelNE: the squared loss only
+    assert first[3]["params"] == dict(first[0]["params"], loss="loglik")
+    assert first[4]["params"] == dict(first[1]["params"], loss="loglik")
+    assert all(t["default"] == "" for t in result.trials[5:])
 
 
 def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False)
-    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi"]
+    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
+                                                     "gauss,loglik", "schoenberg,loglik"]
 
 
 def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_kernelne):
     """The cheap search ranks every default last; the precise evaluation must still see
     that the default Gauss is the best, and choose it."""
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=6, search_walks=5, holdout=0.3, finalists=2,
+    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, finalists=2,
                   progress=False)
     by_number = {t["number"]: t for t in result.trials}
     finals = {f["number"]: f for f in result.finals}
@@ -167,7 +179,7 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert cheap_best["default"] == ""  # the trap: the search alone would choose this one
     # finalists: the 2 best cheap trials and every default, refitted at the full walk count
     top2 = sorted(result.trials, key=lambda t: -t["score"])[:2]
-    assert set(finals) == {0, 1, 2} | {t["number"] for t in top2}
+    assert set(finals) == {0, 1, 2, 3, 4} | {t["number"] for t in top2}
     assert all(t["walks"] == 5 and t["splits"] == 2 for t in result.trials)
     assert all(f["walks"] == FULL and f["splits"] == 10 for f in finals.values())
     best_default = max(f["score"] for n, f in finals.items() if by_number[n]["default"])
@@ -180,8 +192,8 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
 
 def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=4, progress=False)
-    assert [f["number"] for f in result.finals] == [0, 1, 2, 3]
+    result = tune(graph, (nodes, Y), trials=6, progress=False)
+    assert [f["number"] for f in result.finals] == [0, 1, 2, 3, 4, 5]
     assert all(t["splits"] == 10 and t["walks"] == FULL for t in result.trials)
     assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 0
 
@@ -190,7 +202,7 @@ def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path
     import csv
 
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=5, search_walks=5, holdout=0.3, progress=False)
+    result = tune(graph, (nodes, Y), trials=7, search_walks=5, holdout=0.3, progress=False)
     assert all(t["se"] is not None and t["se"] >= 0 for t in result.trials)
     assert all(f["se"] >= 0 for f in result.finals) and result.best_se >= 0
     assert "± se" in result.table().splitlines()[0]
@@ -241,3 +253,100 @@ def test_every_method_has_defaults_inside_its_search_space():
     # a key the search space does not suggest is passed through (e.g. a new loss)
     space, extra = default_params("kernelne", {"kernel": "gauss", "epochs": 2})
     assert extra == {"epochs": 2} and space["kernel"] == "gauss"
+
+
+# --- every default among the trials, the loss options searched (issue 20 item 3) ----------
+
+
+@pytest.mark.parametrize("with_labels", [True, False])
+def test_every_default_is_a_trial_and_the_winner_is_never_worse(groups, with_labels):
+    """A tiny real search: each of KERNELNE_DEFAULTS is a trial (by name and by settings),
+    each is a finalist, and the winner's precise validation score is at least the best
+    default's."""
+    from kernelne.tune import default_name, default_params
+
+    graph, nodes, Y = groups
+    labels = (nodes, Y) if with_labels else None
+    result = tune(graph, labels, trials=len(KERNELNE_DEFAULTS) + 2, search_walks=2,
+                  holdout=0.3 if with_labels else None, finalists=2, final_repeats=3,
+                  fixed=FAST, progress=False)
+    by_name = {t["default"]: t for t in result.trials if t["default"]}
+    assert list(by_name) == [default_name(c) for c in KERNELNE_DEFAULTS]
+    for candidate in KERNELNE_DEFAULTS:
+        space, extra = default_params("kernelne", candidate, FAST)
+        assert by_name[default_name(candidate)]["params"] == {**space, **extra}
+    assert by_name["gauss,loglik"]["params"]["loss"] == "loglik"
+    finals = {f["number"]: f for f in result.finals}
+    assert {t["number"] for t in by_name.values()} <= set(finals)
+    best_default = max(finals[t["number"]]["score"] for t in by_name.values())
+    assert result.best_score >= best_default
+    assert result.best_score == max(f["score"] for f in finals.values())
+    assert result.best_params in [t["params"] for t in result.trials]
+
+
+def test_the_search_space_offers_the_loss_options():
+    import optuna
+
+    from kernelne.tune import SUBSAMPLE_CHOICES
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    seen: dict[str, set] = {"loss": set(), "window_shrink": set(), "subsample": set(),
+                            "window": set(), "kernel": set()}
+    for _ in range(60):
+        params = SEARCH_SPACES["kernelne"](study.ask())
+        for key, values in seen.items():
+            if key in params:
+                values.add(params[key])
+        if params["kernel"] == "multi":
+            assert "loss" not in params  # MKernelNE: the squared loss (loglik collapsed)
+    assert seen["loss"] == {"squared", "loglik"} and seen["window_shrink"] == {False, True}
+    assert seen["subsample"] == set(SUBSAMPLE_CHOICES) and 0.0 in seen["subsample"]
+    assert min(seen["window"]) >= 2 and max(seen["window"]) <= 10
+    assert seen["kernel"] == {"gauss", "schoenberg", "multi"}
+
+
+def test_a_fixed_parameter_is_not_searched(groups, fake_kernelne):
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=8, search_walks=5, holdout=0.3,
+                  fixed={"loss": "squared", "window_shrink": True}, progress=False)
+    # the loglik defaults set the fixed loss otherwise: not tried
+    assert [t["default"] for t in result.trials[:3]] == ["gauss", "schoenberg", "multi"]
+    assert all(t["default"] == "" for t in result.trials[3:])
+    assert all(t["params"].get("loss", "squared") == "squared" for t in result.trials)
+    assert all(t["params"]["window_shrink"] is True for t in result.trials)
+    # a fixed value that turns a default into an earlier one: tried once, the earlier name
+    result = tune(graph, (nodes, Y), trials=1, fixed={"loss": "loglik"}, progress=False)
+    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi"]
+    assert result.trials[0]["params"]["loss"] == "loglik"
+
+
+def test_parse_fixed_reads_each_parameter_as_its_type():
+    from kernelne.errors import InputError
+    from kernelne.tune import parse_fixed
+
+    got = parse_fixed("kernelne", ["loss=squared", "window_shrink=false", "subsample=1e-4",
+                                   "window=5", "sigma=1", "kernel=gauss"])
+    assert got == {"loss": "squared", "window_shrink": False, "subsample": 1e-4, "window": 5,
+                   "sigma": 1.0, "kernel": "gauss"}
+    assert isinstance(got["sigma"], float) and isinstance(got["window"], int)
+    assert parse_fixed("deepwalk", ["window=3"]) == {"window": 3}
+    for bad in (["loss"], ["nope=1"], ["window_shrink=maybe"], ["=3"]):
+        with pytest.raises(InputError):
+            parse_fixed("kernelne", bad)
+
+
+def test_cli_fix_holds_a_parameter(groups, tmp_path, capsys):
+    graph, _, _ = groups
+    edges = tmp_path / "g.txt"
+    edges.write_text("\n".join(f"{u} {v}" for u, v in graph.edges()))
+    out, report = tmp_path / "emb.txt", tmp_path / "report"
+    code = main(["tune", str(edges), "--trials", "4", "--dim", "8", "--workers", "1",
+                 "--search-walks", "2", "--fix", "loss=squared", "--fix", "walks_per_node=4",
+                 "-o", str(out), "--report", str(report), "--quiet"])
+    assert code == 0
+    rows = (report / "trials.csv").read_text().splitlines()
+    assert len(rows) == 1 + 4 and "loglik" not in "".join(rows)
+    assert json.loads((report / "best.json").read_text())["fixed"]["loss"] == "squared"
+    capsys.readouterr()
+    assert main(["tune", str(edges), "--fix", "dim=8", "--dim", "8", "-o", str(out)]) != 0
+    assert "--dim and --fix dim=... both given" in capsys.readouterr().err
