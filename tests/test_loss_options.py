@@ -260,3 +260,18 @@ def test_cli_options_reach_the_model_and_its_file(tmp_path, capsys):
     assert (back.loss, back.window_shrink, back.subsample) == ("loglik", True, 0.05)
     with pytest.raises(SystemExit):
         main(["embed", str(path), "-o", str(out), "--loss", "hinge"])
+
+
+@pytest.mark.filterwarnings("ignore::kernelne.diagnostics.DegenerateEmbeddingWarning")
+@pytest.mark.parametrize("parts", [1, 2])
+def test_loglik_keeps_mkernelne_weights_on_the_simplex(small_graph, parts):
+    """The log-likelihood reads the mixed kernel as a probability: its weights sum to 1 even
+    with the default projected step, which lets them grow past 1 under the squared loss."""
+    kw = dict(kernel="multi", dim=8, walks_per_node=4, workers=1, random_state=0,
+              partitions=parts)
+    loglik = KernelNE(loss="loglik", **kw).fit(small_graph)
+    assert loglik.beta_update_ == "simplex"
+    assert loglik.beta_.sum() == pytest.approx(1.0, abs=1e-4)
+    squared = KernelNE(**kw).fit(small_graph)
+    assert squared.beta_update_ == "projected"
+    assert abs(squared.beta_.sum() - 1.0) > 1e-3

@@ -84,7 +84,9 @@ class KernelNE(EmbeddingEstimator):
         chunk_walks: walks generated and trained per chunk. verbose: show a progress bar.
         beta_update: ``"projected"`` (the paper's step on the kernel weights, kept >= 0) or
             ``"simplex"`` (weights on the simplex, exponentiated-gradient / mirror-descent
-            step; see :func:`kernelne.trainer.train_walks`).
+            step; see :func:`kernelne.trainer.train_walks`). With ``loss="loglik"`` the weights
+            are always on the simplex: the log-likelihood reads the mixed kernel as a
+            probability, and projected weights summing above 1 collapsed (Cora .27).
         robust: restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when,
             after 5% of the run, the rows are forming the collapsed "shell" that wide kernels
             fall into on dense graphs (docs/COLLAPSE.md). ``False`` is the paper's algorithm;
@@ -333,7 +335,7 @@ class KernelNE(EmbeddingEstimator):
             keep = (keep_probabilities(counts, float(self.subsample))
                     if self.subsample > 0 else None)  # subsampling: None = off
             counting_seconds = time.perf_counter() - start
-            rho, narrowed, simplex = 1.0, [], self.beta_update == "simplex"
+            rho, narrowed, simplex = 1.0, [], self.simplex_weights()
             can_narrow = self.robust and kernels[0].kind != "linear"
             checks: list[dict] = []
             restarted = {"walks": 0.0, "training": 0.0}  # seconds of the runs given up
@@ -452,6 +454,11 @@ class KernelNE(EmbeddingEstimator):
     def load_model(cls, path: str | Path) -> KernelNE:
         """Read a model written by :meth:`save_model` (``InputError`` if it is not one)."""
         return load_model(path, cls)
+
+    def simplex_weights(self) -> bool:
+        """Whether MKernelNE's weights start on the simplex step: ``beta_update="simplex"``, or
+        the log-likelihood loss (docs/METHOD.md §4)."""
+        return self.beta_update == "simplex" or self.loss == "loglik"
 
     def effective_kernels(self) -> list[Kernel]:
         """The fitted kernels with the kernel scale applied (the user's, unless narrowed)."""

@@ -354,7 +354,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
 
     state.setdefault("scale", 1.0)
     state.setdefault("narrowed", [])
-    state.setdefault("simplex", model.beta_update == "simplex")
+    state.setdefault("simplex", model.simplex_weights())
     can_narrow = bool(model.robust) and kernels[0].kind != "linear"
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
     keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
