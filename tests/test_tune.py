@@ -145,26 +145,27 @@ def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=8, search_walks=5, holdout=0.3, progress=False)
     assert [t["number"] for t in result.trials] == list(range(8))
-    first = result.trials[:5]
+    first = result.trials[:6]
     assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi", "gauss,loglik",
-                                             "schoenberg,loglik"]
+                                             "schoenberg,loglik", "multi,loglik"]
     rest = {"window": 10, "window_shrink": False, "subsample": 0.0}
     assert first[0]["params"] == {"kernel": "gauss", "sigma": 2 ** 0.5, "negatives": 5,
                                   "loss": "squared", **rest}
     assert first[1]["params"] == {"kernel": "schoenberg", "alpha": 1.0, "negatives": 5,
                                   "loss": "squared", **rest}
     assert first[2]["params"] == {"kernel": "multi", "beta_update": "projected", "negatives": 5,
-                                  **rest}  # MKernelNE: the squared loss only
-    assert first[3]["params"] == dict(first[0]["params"], loss="loglik")
-    assert first[4]["params"] == dict(first[1]["params"], loss="loglik")
-    assert all(t["default"] == "" for t in result.trials[5:])
+                                  "loss": "squared", **rest}
+    for i in range(3):
+        assert first[3 + i]["params"] == dict(first[i]["params"], loss="loglik")
+    assert all(t["default"] == "" for t in result.trials[6:])
 
 
 def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False)
     assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
-                                                     "gauss,loglik", "schoenberg,loglik"]
+                                                     "gauss,loglik", "schoenberg,loglik",
+                                                     "multi,loglik"]
 
 
 def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_kernelne):
@@ -179,7 +180,7 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert cheap_best["default"] == ""  # the trap: the search alone would choose this one
     # finalists: the 2 best cheap trials and every default, refitted at the full walk count
     top2 = sorted(result.trials, key=lambda t: -t["score"])[:2]
-    assert set(finals) == {0, 1, 2, 3, 4} | {t["number"] for t in top2}
+    assert set(finals) == set(range(6)) | {t["number"] for t in top2}
     assert all(t["walks"] == 5 and t["splits"] == 2 for t in result.trials)
     assert all(f["walks"] == FULL and f["splits"] == 10 for f in finals.values())
     best_default = max(f["score"] for n, f in finals.items() if by_number[n]["default"])
@@ -297,8 +298,6 @@ def test_the_search_space_offers_the_loss_options():
         for key, values in seen.items():
             if key in params:
                 values.add(params[key])
-        if params["kernel"] == "multi":
-            assert "loss" not in params  # MKernelNE: the squared loss (loglik collapsed)
     assert seen["loss"] == {"squared", "loglik"} and seen["window_shrink"] == {False, True}
     assert seen["subsample"] == set(SUBSAMPLE_CHOICES) and 0.0 in seen["subsample"]
     assert min(seen["window"]) >= 2 and max(seen["window"]) <= 10
