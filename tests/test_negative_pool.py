@@ -1,6 +1,6 @@
 """Negatives from a per-walk pool (issue #19, ``negative_pool``): where "auto" turns it on,
 that the pool is an i.i.d. sample of the noise distribution and each pair picks from it only,
-what a walk's negatives are with a pool of one, the lazy pool of a bucket, quality against
+what a walk's negatives are with a pool of one, a bucket's pool shared by P^2 walks, quality against
 negatives per pair (plain and partitioned fits) and the default left bit for bit unchanged.
 
 Which negatives a walk drew is read from the trainer's ``losses`` output as in
@@ -20,7 +20,7 @@ from kernelne.evaluation import evaluate_node_classification
 from kernelne.generators import planted_partition_sbm
 from kernelne.kernels import Kernel
 from kernelne.parallel import numba_threads
-from kernelne.partitioned import _pool_negatives, train_bucket
+from kernelne.partitioned import train_bucket
 from kernelne.sampling import alias_table, stream_state
 from kernelne.trainer import (
     POOL_FROM_NODES,
@@ -110,31 +110,6 @@ def test_a_walk_draws_at_most_its_pool_of_distinct_negatives(pool):
     assert max(distinct) == pool
     per_pair = [np.count_nonzero(_drawn_counts(walk_id, 0, 1)) for walk_id in range(20)]
     assert np.mean(per_pair) > 4  # 14 fresh draws over 5 nodes: 4.8 distinct expected
-
-
-@njit
-def _lazy_picks(seed, q, k, rounds, prob, alias):
-    noise = Noise(prob, alias)
-    pool = np.empty(q, np.int64)
-    negs = np.empty(k, np.int64)
-    out = np.empty((rounds, k), np.int64)
-    filled = np.empty(rounds, np.int64)
-    state = stream_state(np.uint64(seed), np.uint64(1))
-    for r in range(rounds):
-        pool[:] = -1
-        state = _pool_negatives(state, negs, noise, pool)
-        out[r] = negs
-        filled[r] = (pool >= 0).sum()
-    return out, filled
-
-
-def test_a_buckets_lazy_pool_draws_only_what_its_pairs_pick_and_samples_the_noise():
-    weights = np.array([3.0, 1.0, 0.0, 4.0])
-    prob, alias = alias_table(weights)
-    picks, filled = _lazy_picks(5, 128, 5, 20000, prob, alias)
-    assert filled.max() <= 5  # one pair: at most k slots drawn, not the pool's 128
-    freq = np.bincount(picks.ravel(), minlength=4) / picks.size
-    np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.01)
 
 
 def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():

@@ -54,7 +54,7 @@ from kernelne.robust import (
     at_checkpoint,
     shell_figures,
 )
-from kernelne.sampling import alias_draw, alias_table, mix64, rand_below, stream_state
+from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
 from kernelne.trainer import (
     _CTX_STREAM,
     _NEG_STREAM,
@@ -64,11 +64,12 @@ from kernelne.trainer import (
     TrainSettings,
     _beta_step,
     _center_window,
-    _draw_negatives,
     _pair,
     _subsample,
+    fill_pool,
     keep_probabilities,
     kernel_arrays,
+    next_negatives,
     thread_buffers,
     train_settings,
 )
@@ -109,8 +110,8 @@ def train_bucket(
     sees the same subsampled walk and windows. ``settings.negative_pool``: the pairs of
     ``P^2`` consecutive walks (ids ``g P^2 .. (g+1) P^2 - 1``; a walk has about ``1/P^2`` of
     its pairs here, so a pool serves about one walk's pairs, as in a plain fit) pick their
-    negatives from one pool of that many draws over part ``j``, each slot drawn when first
-    picked (:func:`_pool_negatives`)."""
+    negatives from one pool of that many draws over part ``j``, drawn (rows prefetched) at
+    the group's first pair in the bucket (:func:`kernelne.trainer.fill_pool`)."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
@@ -161,7 +162,8 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
 def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
                  ahead, loss, tag, keep, kept, pool, pool_group):
     """The pairs of one walk that fall in bucket ``(i, j)``; returns their number. ``pool``
-    (if any) is emptied at the first pair of a walk of a group other than ``pool_group[0]``."""
+    (if any) is drawn again at the first pair of a walk of a group other than
+    ``pool_group[0]``."""
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
     pooled = pool.shape[0] > 0
@@ -193,31 +195,15 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
             if c == pos or u % parts != j:
                 continue
             count += 1
-            if pooled:
-                if pool_group[0] != group:
-                    pool[:] = -1  # nothing drawn yet for this group of walks
-                    pool_group[0] = group
-                state = _pool_negatives(state, negs, noise, pool)
-            else:
-                state = _draw_negatives(state, negs, ahead, noise, B)
+            if pooled and pool_group[0] != group:
+                state = fill_pool(state, pool, noise, B)
+                pool_group[0] = group
+            state = next_negatives(state, negs, ahead, noise, B, pool)
             _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                   cfg.learn_beta, loss, cfg.loglik)
             if cfg.learn_beta:
                 _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
     return count
-
-
-@njit(inline="always", fastmath=True)
-def _pool_negatives(state, negs, noise, pool):
-    """k uniform picks from the walk's pool (``-1``: not drawn yet), each slot drawn from the
-    noise distribution the first time it is picked: the same distribution as a pool drawn at
-    the walk's start, at a cost that follows the walk's pairs in the bucket."""
-    for k in range(negs.shape[0]):
-        state, r = rand_below(state, pool.shape[0])
-        if pool[r] < 0:
-            state, pool[r] = alias_draw(state, noise.prob, noise.alias)
-        negs[k] = pool[r]
-    return state
 
 
 # ---------------------------------------------------------------------------------------------
