@@ -52,6 +52,8 @@ def test_robust_fit_narrows_the_kernel_instead_of_collapsing(dense_graph, kernel
     assert shell["offset_ratio"] > 2 or (
         shell["offset_ratio"] > 1 and shell["neighbour_auc"] < 0.55
     )
+    assert model.shell_checks_[0] == shell and len(model.shell_checks_) == 2
+    assert shell["collapsing"] and not model.shell_checks_[1]["collapsing"]
     if kernel == "gauss":
         assert model.effective_kernels()[0].param == pytest.approx(2**0.5 / 8**0.5)
 
@@ -65,6 +67,15 @@ def test_robust_fit_is_the_paper_fit_when_nothing_collapses():
                      robust=False)
     np.testing.assert_array_equal(robust.fit(sparse).embedding_, paper.fit(sparse).embedding_)
     assert robust.kernel_scale_ == 1.0 and robust.narrowed_ == []
+    # the test ran and found no shell: its figures are kept and reported
+    [check] = robust.shell_checks_
+    assert not check["collapsing"] and check["at_pairs"] > 0
+    assert paper.shell_checks_ == []
+    from kernelne.cli_options import describe_fit
+
+    text = describe_fit(robust, sparse, 1.0)
+    assert f"checked    the rows after {check['at_pairs']:,} pairs" in text
+    assert "no shell" in text and "narrowed" not in text
 
 
 def test_health_separates_informative_from_random_rows(dense_graph):
