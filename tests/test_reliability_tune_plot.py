@@ -265,7 +265,10 @@ def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelne.cli", "tune", str(edges), "--dim", "8", "--workers",
          "1", "--labels", str(labels), "--trials", "1000", "-o", str(tmp_path / "e.npy")],
-        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        # a terminal's Ctrl-C: SIGINT at its default, whatever this test process inherited or
+        # an earlier test left (an ignored SIGINT is inherited by a child and would stay so)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     deadline = time.monotonic() + 300
     for line in proc.stderr:
@@ -274,7 +277,7 @@ def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
             break
     proc.send_signal(signal.SIGINT)
     _, rest = proc.communicate(timeout=300)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, (signal.getsignal(signal.SIGINT), "".join(lines[-5:]))
     after = [line for line in rest.splitlines()
              if line.strip() and not line.startswith("kernelne tune: trial ")]
     assert after == ["kernelne: interrupted"], "".join(lines) + rest
