@@ -338,7 +338,7 @@ class KernelNE(EmbeddingEstimator):
             rho, narrowed, simplex = 1.0, [], self.simplex_weights()
             can_narrow = self.robust and kernels[0].kind != "linear"
             checks: list[dict] = []
-            restarted = {"walks": 0.0, "training": 0.0}  # seconds of the runs given up
+            given_up_walks = given_up_training = 0.0  # seconds of runs a restart gave up
             while True:
                 run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
                            None if fixed is None else fixed[fixed > 0])
@@ -346,8 +346,8 @@ class KernelNE(EmbeddingEstimator):
                 checks += [shell] if shell is not None else []
                 if shell is None or not shell["collapsing"]:
                     break
-                restarted["walks"] += run.walk_seconds
-                restarted["training"] += run.train_seconds
+                given_up_walks += run.walk_seconds
+                given_up_training += run.train_seconds
                 narrowed.append(shell)
                 rho *= NARROWING
                 simplex = simplex or shell["weights_collapsed"]
@@ -391,9 +391,9 @@ class KernelNE(EmbeddingEstimator):
         self.fit_seconds_ = time.perf_counter() - start
         training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
         self.stage_seconds_ = {  # a restart's given-up run included
-            "walks": counting_seconds + run.walk_seconds + restarted["walks"]
+            "walks": counting_seconds + run.walk_seconds + given_up_walks
             - (compiled.total - training_compile),
-            "training": run.train_seconds + restarted["training"] - training_compile,
+            "training": run.train_seconds + given_up_training - training_compile,
         }
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self

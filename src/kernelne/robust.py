@@ -60,10 +60,9 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
         return None
     health = embedding_health(A, B, indptr, indices, active)
     offset, auc = health.offset_ratio, health.neighbour_auc
-    low_bar = 1.0
+    low_bar = PART_SHELL_OFFSET if parts > 1 and narrowed == 0 else 1.0
     if parts > 1:
         offset = part_offset_ratio(A, active, parts)
-        low_bar = PART_SHELL_OFFSET if narrowed == 0 else low_bar
     weights = len(beta) > 1 and float(np.sum(beta)) < 0.5 and auc < SHELL_AUC
     collapsing = (offset > SHELL_OFFSET and auc < SHELL_AUC_WIDE) or (
         offset > low_bar and auc < SHELL_AUC) or weights
