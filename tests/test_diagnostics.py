@@ -11,6 +11,7 @@ import pytest
 from kernelne import KernelNE, TrainingError
 from kernelne.diagnostics import DegenerateEmbeddingWarning, embedding_health
 from kernelne.graph import Graph
+from kernelne.robust import AUC_RISE, SECOND_LOOK
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +68,18 @@ def test_robust_fit_is_the_paper_fit_when_nothing_collapses():
                      robust=False)
     np.testing.assert_array_equal(robust.fit(sparse).embedding_, paper.fit(sparse).embedding_)
     assert robust.kernel_scale_ == 1.0 and robust.narrowed_ == []
-    # the test ran and found no shell: its figures are kept and reported
-    [check] = robust.shell_checks_
-    assert not check["collapsing"] and check["at_pairs"] > 0
+    # the first reading was doubtful (offset 1.6, AUC 0.55); the second, at twice the pairs,
+    # saw the AUC rise (0.72) and found no shell: both are kept and reported
+    first, second = robust.shell_checks_
+    assert first["doubtful"] and not first["collapsing"] and not second["collapsing"]
+    assert second["at_pairs"] == SECOND_LOOK * first["at_pairs"]
+    assert second["neighbour_auc"] > first["neighbour_auc"] + AUC_RISE
     assert paper.shell_checks_ == []
     from kernelne.cli_options import describe_fit
 
     text = describe_fit(robust, sparse, 1.0)
-    assert f"checked    the rows after {check['at_pairs']:,} pairs" in text
+    for check in (first, second):
+        assert f"checked    the rows after {check['at_pairs']:,} pairs" in text
     assert "no shell" in text and "narrowed" not in text
 
 

@@ -124,14 +124,15 @@ def test_a_driver_killed_mid_step_resumes_and_matches_a_clean_run(tmp_path, monk
         fit_in(tmp_path / "run", g)
     progress = json.loads((tmp_path / "run" / "progress.json").read_text())
     assert progress["step"] == 2
-    assert (tmp_path / "run" / "blocks" / "A0.v3.npy").exists()  # half a step was written
+    written = partitioned.block_path(tmp_path / "run", "A", 0, 3)  # half a step was written
+    assert written.stat().st_mtime_ns >= (tmp_path / "run" / "progress.json").stat().st_mtime_ns
     monkeypatch.setattr(partitioned, "bucket_task", real)
     resumed = fit_in(tmp_path / "run", g)
     assert resumed.partition_run_.resumed_at_step == 2
     np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)
     np.testing.assert_array_equal(resumed.context_embedding_, clean.context_embedding_)
     left = sorted(p.name for p in (tmp_path / "run" / "blocks").iterdir())
-    assert all(name.endswith(".v6.npy") for name in left), left  # the last version (2 x 3 steps)
+    assert left == sorted(f"{w}{i}.v{t}.npy" for w in "AB" for i in range(3) for t in (0, 1))
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +223,18 @@ def test_a_dask_worker_killed_mid_bucket_costs_only_that_bucket(tmp_path):
         assert not thread.is_alive()
     model = done["model"]
     np.testing.assert_array_equal(model.embedding_, clean.embedding_)
+
+
+def test_a_block_is_written_over_its_old_version_or_anew(tmp_path):
+    path = tmp_path / "A0.v1.npy"
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    partitioned._write_block(path, rows)  # no file yet
+    inode = path.stat().st_ino
+    partitioned._write_block(path, rows + 1)  # same shape: written over, same file
+    assert path.stat().st_ino == inode
+    np.testing.assert_array_equal(np.load(path), rows + 1)
+    partitioned._write_block(path, rows[:2])  # another shape: a new file
+    np.testing.assert_array_equal(np.load(path), rows[:2])
+    path.write_bytes(b"\x93NUMPY cut short")  # a write cut short by a crash
+    partitioned._write_block(path, rows)
+    np.testing.assert_array_equal(np.load(path), rows)

@@ -35,7 +35,7 @@ from kernelne.robust import (
     CHECKPOINT_PAIRS,
     MAX_NARROWING,
     NARROWING,
-    at_checkpoint,
+    look_due,
     shell_figures,
 )
 from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
@@ -342,10 +342,11 @@ class KernelNE(EmbeddingEstimator):
             while True:
                 run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
                            None if fixed is None else fixed[fixed > 0])
-                shell = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
-                checks += [shell] if shell is not None else []
-                if shell is None or not shell["collapsing"]:
+                looks = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
+                checks += looks
+                if not looks or not looks[-1]["collapsing"]:
                     break
+                shell = looks[-1]
                 given_up_walks += run.walk_seconds
                 given_up_training += run.train_seconds
                 narrowed.append(shell)
@@ -496,11 +497,10 @@ class _Run:
         self.walk_seconds = 0.0  # generating walks while training (streamed corpus)
         self.train_seconds = 0.0
 
-    def train(self, check_shell: bool, monitor: Callable | None = None) -> dict | None:
-        """Train on every chunk; with ``check_shell``, test the rows at the first chunk past
-        :data:`~kernelne.robust.CHECKPOINT` of the run and
-        :data:`~kernelne.robust.CHECKPOINT_PAIRS` pairs per node and return the test's
-        figures (None: not tested); training stops there if they are ``collapsing``."""
+    def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
+        """Train on every chunk; with ``check_shell``, test the rows whenever
+        :func:`~kernelne.robust.look_due` says so and return the tests' figures; training
+        stops at a test that finds them ``collapsing``."""
         m, corpus = self.model, self.corpus
         total_chunks = m.epochs * corpus.n_chunks
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
@@ -513,7 +513,7 @@ class _Run:
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
                    desc="training", dynamic_ncols=True)
         step = 0
-        checked = None
+        looks: list[dict] = []
         with bar:
             for epoch in range(m.epochs):
                 chunks = (
@@ -542,16 +542,17 @@ class _Run:
                     step += 1
                     if settings.learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())
-                    if check_shell and at_checkpoint(step, total_chunks, self.pairs,
-                                                     min_pairs):
-                        check_shell = False
-                        if step < total_chunks / 2:
-                            checked = shell_figures(
-                                self.A, self.B, self.graph.indptr, self.graph.indices,
-                                self.graph.degrees > 0, self.beta, self.scale[0], self.pairs)
-                            if checked is not None and checked["collapsing"]:
-                                return checked
-        return checked
+                    if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
+                                                looks):
+                        look = shell_figures(
+                            self.A, self.B, self.graph.indptr, self.graph.indices,
+                            self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
+                            previous=looks[0] if looks else None)
+                        check_shell = look is not None  # not finite: an error after the run
+                        looks += [look] if look is not None else []
+                        if look is not None and look["collapsing"]:
+                            return looks
+        return looks
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

@@ -13,18 +13,19 @@ learning rate follows the same schedule ``lr_t = max(lr (1 - t / T), min_lr)``).
 made once, counted (the negatives' unigram counts) and written to one ``.npy`` file per round.
 Each round is trained in ``P`` steps; step ``s`` trains the buckets ``(i, (i + s) mod P)``, which
 touch disjoint blocks and so run in parallel. Every block is read and written once per step:
-step ``t`` reads version ``t`` of the blocks and writes version ``t + 1``, atomically; version
-``t`` is deleted only when the whole step has finished and ``progress.json`` says so. A bucket
-that dies is rerun from version ``t`` (Dask reruns the task of a lost worker); a driver that
+step ``t`` reads version ``t`` of the blocks and writes version ``t + 1`` over the files of
+version ``t - 1`` (two files per block, by parity); version ``t + 1`` is valid only when the
+whole step has finished and ``progress.json`` says so. A bucket that dies is rerun from
+version ``t`` (Dask reruns the task of a lost worker); a driver that
 dies is restarted with the same folder and resumes at the first unfinished step. Buckets are
 deterministic on one thread (negatives seeded by (seed, bucket, walk)), so a resumed or rerun
 fit equals a clean one bit for bit.
 
 MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
-restart (docs/METHOD.md §7) is the plain fit's: after the first step past 5% of the run the
-rows are checked for the collapsed shell and, if it is forming, training starts again from
-version 0 of the blocks with the kernel narrowed 8x (the walks are kept). Not supported here:
-shared negatives and per-row rates (``partial_fit``).
+restart (docs/METHOD.md §7) is the plain fit's: when :func:`kernelne.robust.look_due` says so
+the rows are checked for the collapsed shell and, if it is forming, training starts again
+from version 0 of the blocks with the kernel narrowed 8x (the walks are kept). Not supported
+here: shared negatives and per-row rates (``partial_fit``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from kernelne.robust import (
     CHECKPOINT_PAIRS,
     MAX_NARROWING,
     NARROWING,
-    at_checkpoint,
+    look_due,
     shell_figures,
 )
 from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
@@ -75,7 +76,7 @@ from kernelne.trainer import (
 )
 from kernelne.walks import WalkCorpus, count_visits
 
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 READ_WALKS = 1 << 16  # walks read from a round's file at a time
 # Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
 # plain fit .823): the finer the rounds, the more the parts' updates interleave.
@@ -211,7 +212,28 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
 
 
 def block_path(folder: Path, which: str, part: int, version: int) -> Path:
-    return folder / "blocks" / f"{which}{part}.v{version}.npy"
+    """A block's file of ``version``: two files per block, by the version's parity (version
+    ``t + 1`` is written over ``t - 1``, which nothing reads any more)."""
+    return folder / "blocks" / f"{which}{part}.v{version % 2}.npy"
+
+
+def _write_block(path: Path, array: np.ndarray) -> None:
+    """Write ``array`` over the block file at ``path`` (same shape and dtype: no new file, no
+    unlink; measured 6x cheaper than a new file of 64 MB here), or as a new file. Not atomic:
+    the version is valid only once ``progress.json`` says so, and a write cut short is redone
+    by the bucket's rerun."""
+    try:
+        with open(path, "r+b") as fh:
+            fmt = np.lib.format
+            read_header = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
+                           else fmt.read_array_header_2_0)
+            shape, fortran, dtype = read_header(fh)
+            if shape == array.shape and dtype == array.dtype and not fortran:
+                array.tofile(fh)
+                return
+    except (OSError, ValueError):
+        pass
+    np.save(path, array)
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -232,9 +254,10 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
                 first_walk: int, kernel: KernelArrays, settings: TrainSettings,
                 threads: int = 1, keep: np.ndarray | None = None) -> dict[str, Any]:
     """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
-    ``B_j``, write version ``version + 1`` (atomically; a rerun after a crash redoes the same
-    work from the same inputs). Runs in the driver or on a Dask worker; returns the bucket's
-    pairs, losses, learned kernel weights, seconds and the process' peak memory (MiB).
+    ``B_j``, write version ``version + 1`` (over version ``version - 1``; a rerun after a
+    crash redoes the same work from the same inputs). Runs in the driver or on a Dask worker;
+    returns the bucket's pairs, losses, learned kernel weights, seconds and the process' peak
+    memory (MiB).
     ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling)."""
     start = time.perf_counter()
     root = Path(folder)
@@ -252,8 +275,8 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
             pairs += train_bucket(chunk, first_walk + lo, A, B, i, j, parts, kernel, noise,
                                   settings, losses, keep)
     del walks
-    _save(block_path(root, "A", i, version + 1), A)
-    _save(block_path(root, "B", j, version + 1), B)
+    _write_block(block_path(root, "A", i, version + 1), A)
+    _write_block(block_path(root, "B", j, version + 1), B)
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
             "seconds": time.perf_counter() - start, "peak_mb": peak_memory_mb()}
 
@@ -326,7 +349,6 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
         if progress_file.exists():
             state = json.loads(progress_file.read_text(encoding="utf-8"))
     resumed_at = int(state["step"])
-    _remove_stale_blocks(folder, resumed_at)
     walk_start = time.perf_counter()
     counts = _make_walks(folder, corpus, rounds, model.epochs, progress, state)
     if "walks_done" not in state:
@@ -386,12 +408,13 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             bucket_seconds += [res["seconds"] for res in results]
             peak = max([peak] + [res["peak_mb"] for res in results])
             shell = None
-            if (can_narrow and not state.get("checked")
+            looks = [c for c in state.get("checks", []) if c["kernel_scale"] == state["scale"]]
+            if (can_narrow and not state.get("unfinite")
                     and len(state["narrowed"]) < MAX_NARROWING
-                    and at_checkpoint(t, len(schedule), state["pairs"], min_pairs)):
-                state["checked"] = True
-                if t < len(schedule) / 2:
-                    shell = _shell(folder, graph, counts, parts, d, t, beta, state)
+                    and look_due(t, len(schedule), state["pairs"], min_pairs, looks)):
+                shell = _shell(folder, graph, counts, parts, d, t, beta, state,
+                               looks[0] if looks else None)
+                state["unfinite"] = shell is None  # not finite: an error after the run
             if shell is not None:
                 state.setdefault("checks", []).append(shell)
             if shell is not None and shell["collapsing"]:
@@ -402,9 +425,6 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                 bar.reset()
                 continue
             _write_json(progress_file, state)
-            for which in "AB":
-                for part in range(parts):
-                    block_path(folder, which, part, t - 1).unlink(missing_ok=True)
             bar.update(1)
     train_seconds = time.perf_counter() - train_start
     version = len(schedule)
@@ -430,15 +450,16 @@ def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nod
 
 
 def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,
-           beta: np.ndarray, state: dict) -> dict | None:
+           beta: np.ndarray, state: dict, previous: dict | None) -> dict | None:
     """The robust restart's test (:func:`kernelne.robust.shell_figures`) on version
-    ``version`` of the blocks, put together in ``folder/{A,B}.npy`` (memory-mapped)."""
+    ``version`` of the blocks, put together in ``folder/{A,B}.npy`` (memory-mapped);
+    ``previous``: the run's first reading, if this is the second look."""
     n = graph.n_nodes
     A = _assemble(folder, "A", n, parts, d, version)
     B = _assemble(folder, "B", n, parts, d, version)
     return shell_figures(A, B, graph.indptr, graph.indices, counts > 0, beta,
                          float(state["scale"]), int(state["pairs"]), parts,
-                         len(state["narrowed"]))
+                         len(state["narrowed"]), previous)
 
 
 def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,
@@ -454,7 +475,6 @@ def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int,
         "simplex": bool(state["simplex"]) or bool(shell["weights_collapsed"]),
     }
     _write_json(progress_file, state)
-    _remove_stale_blocks(folder, -1)
     _init_blocks(folder, n, parts, d, seed)
     return state
 
@@ -522,14 +542,6 @@ def _assemble(folder: Path, which: str, n: int, parts: int, d: int, version: int
         out.flush()
         del out
     return np.load(path, mmap_mode="r")
-
-
-def _remove_stale_blocks(folder: Path, step: int) -> None:
-    """Blocks of versions other than ``step`` (left by a driver killed mid-step): the
-    run resumes from version ``step``."""
-    for path in (folder / "blocks").glob("*.npy") if (folder / "blocks").exists() else []:
-        if not path.name.endswith(f".v{step}.npy"):
-            path.unlink(missing_ok=True)
 
 
 def remove_folder(folder: str | Path) -> None:
