@@ -16,10 +16,10 @@ touch disjoint blocks and so run in parallel. Every block is read and written on
 step ``t`` reads version ``t`` of the blocks and writes version ``t + 1`` over the files of
 version ``t - 1`` (two files per block, by parity); version ``t + 1`` is valid only when the
 whole step has finished and ``progress.json`` says so. A bucket that dies is rerun from
-version ``t`` (Dask reruns the task of a lost worker); a driver that
-dies is restarted with the same folder and resumes at the first unfinished step. Buckets are
-deterministic on one thread (negatives seeded by (seed, bucket, walk)), so a resumed or rerun
-fit equals a clean one bit for bit.
+version ``t`` (Dask reruns the task of a lost worker); a driver that dies is restarted with the
+same folder and resumes at the first unfinished step. Buckets are deterministic on one thread
+(negatives seeded by (seed, bucket, walk)), so a resumed or rerun fit equals a clean one bit
+for bit.
 
 MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
 restart (docs/METHOD.md §7) is the plain fit's: when :func:`kernelne.robust.look_due` says so

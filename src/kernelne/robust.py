@@ -9,7 +9,7 @@ found, training restarts with the kernel narrowed NARROWING times in ``||x - y||
 MAX_NARROWING times. Used by the plain fit (:mod:`kernelne.model`) and the partitioned one
 (:mod:`kernelne.partitioned`).
 
-A reading in between (:func:`doubtful`: an offset above the bar, an AUC below SHELL_AUC_WIDE) is
+A reading in between (``doubtful``: an offset above the bar, an AUC below SHELL_AUC_WIDE) is
 read once more when the run has trained SECOND_LOOK times its pairs: rows that learn raise
 their AUC (Cora, gauss, P = 4: 0.69 -> 0.85 from 210 to 320 pairs per node) while a shell
 holds it (Cora, sch:0.5, P = 4: 0.59 -> 0.60); the second reading is the shell if the AUC
@@ -65,7 +65,7 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
     shrinking (``sum beta < 0.5`` with a low AUC) is the multi-kernel form of the shell;
     ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean, against
     :data:`PART_SHELL_OFFSET` if the kernel was not ``narrowed`` before); ``previous``: this
-    run's first, :func:`doubtful` reading, if this is the second look: the shell too if the
+    run's first, ``doubtful`` reading, if this is the second look: the shell too if the
     AUC has not risen by :data:`AUC_RISE` since."""
     if not np.isfinite(A).all():
         return None
@@ -91,7 +91,7 @@ def look_due(step: int, total_steps: int, pairs: int, min_pairs: int,
     partitioned steps), ``pairs`` trained, given this run's ``looks`` so far. Never after
     half of the run. The first look: the first step past CHECKPOINT of the run with
     ``min_pairs`` trained (CHECKPOINT_PAIRS per active node), or half-way if the run is too
-    short to train that many by then. A second look only after a :func:`doubtful` first one,
+    short to train that many by then. A second look only after a ``doubtful`` first one,
     at SECOND_LOOK times its pairs (or half-way)."""
     if step > total_steps / 2:
         return False
