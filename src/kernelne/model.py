@@ -88,8 +88,9 @@ class KernelNE(EmbeddingEstimator):
             are always on the simplex: the log-likelihood reads the mixed kernel as a
             probability, and projected weights summing above 1 collapsed (Cora .27).
         robust: restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when,
-            after 5% of the run, the rows are forming the collapsed "shell" that wide kernels
-            fall into on dense graphs (docs/COLLAPSE.md). ``False`` is the paper's algorithm;
+            after 5% of the run (docs/METHOD.md §7: when, and a second look), the rows are
+            forming the collapsed "shell" that wide kernels fall into on dense graphs
+            (docs/COLLAPSE.md). ``False`` is the paper's algorithm;
             on graphs where nothing collapses (all seven of the paper's) both are identical.
         shared_negatives: draw one set of k negatives per center for all its contexts and take
             their terms as one step weighted by the number of contexts (Ji et al. 2016; see
