@@ -44,6 +44,8 @@ def test_the_first_look_waits_for_enough_pairs_or_half_the_run():
     assert not look_due(30, total, 1500, min_pairs, [])  # too few pairs, before half
     assert look_due(50, total, 1500, min_pairs, [])  # ... half-way: look anyway
     assert not look_due(51, total, 1e9, min_pairs, [])  # never after half
+    assert look_due(50, 101, 1500, min_pairs, [])  # an odd count: the step before half
+    assert not look_due(1, 1, 1e9, min_pairs, [])  # one chunk: no step before its end
 
 
 @pytest.mark.parametrize("doubtful", [True, False])

@@ -93,9 +93,9 @@ def look_due(step: int, total_steps: int, pairs: int, min_pairs: int,
     ``min_pairs`` trained (CHECKPOINT_PAIRS per active node), or half-way if the run is too
     short to train that many by then. A second look only after a ``doubtful`` first one,
     at SECOND_LOOK times its pairs (or half-way)."""
-    if step > total_steps / 2:
+    half = step == total_steps // 2  # the last step a look may come after
+    if step > total_steps // 2:
         return False
-    half = step >= total_steps / 2
     if not looks:
         return step >= CHECKPOINT * total_steps and (pairs >= min_pairs or half)
     first = looks[0]
