@@ -272,6 +272,6 @@ def test_loglik_keeps_mkernelne_weights_on_the_simplex(small_graph, parts):
     loglik = KernelNE(loss="loglik", **kw).fit(small_graph)
     assert loglik.beta_update_ == "simplex"
     assert loglik.beta_.sum() == pytest.approx(1.0, abs=1e-4)
-    squared = KernelNE(**kw).fit(small_graph)
-    assert squared.beta_update_ == "projected"
+    squared = KernelNE(robust=False, **kw).fit(small_graph)  # 4 walks: the half-way look
+    assert squared.beta_update_ == "projected"  # would see the weights shrink and restart
     assert abs(squared.beta_.sum() - 1.0) > 1e-3

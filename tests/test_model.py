@@ -135,9 +135,11 @@ def test_one_worker_with_seed_is_bit_for_bit_reproducible(small_graph, kernel):
 
 
 def test_chunking_and_keep_walks_do_not_change_a_one_worker_fit(small_graph):
-    base = KernelNE(**SMALL, random_state=5, workers=1).fit(small_graph)
+    # robust off: the restart test looks only between chunks (a one-chunk fit has no look)
+    base = KernelNE(**SMALL, random_state=5, workers=1, robust=False).fit(small_graph)
     for kw in ({"chunk_walks": 7}, {"chunk_walks": 10**6}, {"keep_walks": True}):
-        other = KernelNE(**SMALL, random_state=5, workers=1, **kw).fit(small_graph)
+        other = KernelNE(**SMALL, random_state=5, workers=1, robust=False, **kw).fit(
+            small_graph)
         np.testing.assert_array_equal(base.embedding_, other.embedding_)
 
 
