@@ -219,9 +219,9 @@ def block_path(folder: Path, which: str, part: int, version: int) -> Path:
 
 def _write_block(path: Path, array: np.ndarray) -> None:
     """Write ``array`` over the block file at ``path`` (same shape and dtype: no new file, no
-    unlink; measured 6x cheaper than a new file of 64 MB here), or as a new file. Not atomic:
-    the version is valid only once ``progress.json`` says so, and a write cut short is redone
-    by the bucket's rerun."""
+    unlink; 0.011 s for a 64 MB block, where ``np.save`` to a new file took 0.067 s in a 1M-node
+    fit), or as a new file. Not atomic: the version is valid only once ``progress.json`` says
+    so, and a write cut short is redone by the bucket's rerun."""
     try:
         with open(path, "r+b") as fh:
             fmt = np.lib.format
@@ -409,12 +409,12 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             peak = max([peak] + [res["peak_mb"] for res in results])
             shell = None
             looks = [c for c in state.get("checks", []) if c["kernel_scale"] == state["scale"]]
-            if (can_narrow and not state.get("unfinite")
+            if (can_narrow and not state.get("not_finite")
                     and len(state["narrowed"]) < MAX_NARROWING
                     and look_due(t, len(schedule), state["pairs"], min_pairs, looks)):
                 shell = _shell(folder, graph, counts, parts, d, t, beta, state,
                                looks[0] if looks else None)
-                state["unfinite"] = shell is None  # not finite: an error after the run
+                state["not_finite"] = shell is None  # not finite: an error after the run
             if shell is not None:
                 state.setdefault("checks", []).append(shell)
             if shell is not None and shell["collapsing"]:
