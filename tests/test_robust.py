@@ -9,10 +9,10 @@ from kernelne.robust import AUC_RISE, SECOND_LOOK, look_due, shell_figures
 
 
 def reading(monkeypatch, offset: float, auc: float, previous: dict | None = None,
-            pairs: int = 1000) -> dict:
+            pairs: int = 1000, measured: bool = True) -> dict | None:
     """The test's verdict on rows whose health reads (offset ratio, neighbour AUC)."""
     monkeypatch.setattr(robust, "embedding_health",
-                        lambda *args: EmbeddingHealth(auc, offset, 0.1))
+                        lambda *args: EmbeddingHealth(auc, offset, 0.1, measured=measured))
     rows = np.zeros((4, 2), dtype=np.float32)
     return shell_figures(rows, rows, np.zeros(5, np.int64), np.zeros(0, np.int64),
                          np.ones(4, bool), np.ones(1, np.float32), 1.0, pairs,
@@ -25,6 +25,7 @@ def test_the_shell_fires_at_once_and_a_healthy_reading_is_not_doubtful(monkeypat
     healthy = reading(monkeypatch, 0.4, 0.60)
     assert not healthy["collapsing"] and not healthy["doubtful"]
     assert not reading(monkeypatch, 1.5, 0.90)["doubtful"]
+    assert reading(monkeypatch, 1.5, 0.50, measured=False) is None  # too few rows: no verdict
 
 
 def test_a_doubtful_reading_is_the_shell_only_if_the_auc_stalls(monkeypatch):

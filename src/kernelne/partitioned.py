@@ -409,12 +409,12 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             peak = max([peak] + [res["peak_mb"] for res in results])
             shell = None
             looks = [c for c in state.get("checks", []) if c["kernel_scale"] == state["scale"]]
-            if (can_narrow and not state.get("not_finite")
+            if (can_narrow and not state.get("no_verdict")
                     and len(state["narrowed"]) < MAX_NARROWING
                     and look_due(t, len(schedule), state["pairs"], min_pairs, looks)):
                 shell = _shell(folder, graph, counts, parts, d, t, beta, state,
                                looks[0] if looks else None)
-                state["not_finite"] = shell is None  # not finite: an error after the run
+                state["no_verdict"] = shell is None  # None: not finite or too few rows
             if shell is not None:
                 state.setdefault("checks", []).append(shell)
             if shell is not None and shell["collapsing"]:

@@ -60,7 +60,8 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
                   ) -> dict | None:
     """The restart test's figures, where they were taken and its verdict ``collapsing`` (the
     rows ``A``, ``B`` of the graph with CSR adjacency ``indptr``, ``indices`` are forming the
-    shell); None if the rows are not finite (reported as an error after the run).
+    shell); None if the rows are not finite (reported as an error after the run) or too few
+    to measure (:data:`~kernelne.diagnostics.MIN_ROWS`).
     ``active``: the nodes that occur in walks; ``beta``: MKernelNE's weights, whose all
     shrinking (``sum beta < 0.5`` with a low AUC) is the multi-kernel form of the shell;
     ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean, against
@@ -70,6 +71,8 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
     if not np.isfinite(A).all():
         return None
     health = embedding_health(A, B, indptr, indices, active)
+    if not health.measured:
+        return None
     offset, auc = health.offset_ratio, health.neighbour_auc
     low_bar = PART_SHELL_OFFSET if parts > 1 and narrowed == 0 else 1.0
     if parts > 1:
