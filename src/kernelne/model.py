@@ -549,10 +549,12 @@ class _Run:
                             self.A, self.B, self.graph.indptr, self.graph.indices,
                             self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
                             previous=looks[0] if looks else None)
-                        check_shell = look is not None  # None: not finite or too few rows
-                        looks += [look] if look is not None else []
-                        if look is not None and look["collapsing"]:
-                            return looks
+                        if look is None:  # not finite or too few rows: no verdict
+                            check_shell = False
+                        else:
+                            looks.append(look)
+                            if look["collapsing"]:
+                                return looks
         return looks
 
 

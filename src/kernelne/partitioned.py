@@ -408,7 +408,8 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             bucket_seconds += [res["seconds"] for res in results]
             peak = max([peak] + [res["peak_mb"] for res in results])
             shell = None
-            looks = [c for c in state.get("checks", []) if c["kernel_scale"] == state["scale"]]
+            looks = [c for c in state.get("checks", [])  # this run's: its kernel scale
+                     if c["kernel_scale"] == state["scale"]]
             if (can_narrow and not state.get("no_verdict")
                     and len(state["narrowed"]) < MAX_NARROWING
                     and look_due(t, len(schedule), state["pairs"], min_pairs, looks)):
