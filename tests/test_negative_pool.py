@@ -127,7 +127,8 @@ def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():
                                  negative_pool=1)
         losses = np.zeros(2)
         with numba_threads(1):
-            pairs = train_bucket(walks, 0, A, B.copy(), 0, 1, 2, kernel_arrays([Kernel("linear")]),
+            pairs = train_bucket(walks, np.arange(len(walks)), A, B.copy(), 0, 1, 2,
+                                 kernel_arrays([Kernel("linear")]),
                                  Noise(*alias_table(np.ones(rows))), settings, losses)
         total, counts = int(round(losses[1])), []
         for _ in range(rows):

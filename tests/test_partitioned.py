@@ -18,7 +18,14 @@ import kernelne.partitioned as partitioned
 from kernelne import Graph, KernelNE
 from kernelne.generators import planted_partition_sbm
 from kernelne.kernels import Kernel
-from kernelne.partitioned import bucket_order, part_size, train_bucket
+from kernelne.parallel import numba_threads
+from kernelne.partitioned import (
+    bucket_order,
+    part_masks,
+    part_size,
+    train_bucket,
+    walks_of_bucket,
+)
 from kernelne.robust import PART_SHELL_OFFSET, SHELL_AUC
 from kernelne.sampling import alias_table
 from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
@@ -60,8 +67,44 @@ def test_buckets_train_exactly_the_pairs_of_the_plain_trainer():
             noise = Noise(*alias_table(counts[j::parts] ** 0.75))
             A = np.zeros((part_size(n, parts, i), d), np.float32)
             B = np.zeros((part_size(n, parts, j), d), np.float32)
-            total += train_bucket(walks, 0, A, B, i, j, parts, kernel, noise, settings)
+            total += train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts, kernel,
+                                  noise, settings)
     assert total == plain > 0
+
+
+def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
+    g, _ = sbm_graph()
+    walks = random_walks(g, 2, 10, seed=4)
+    n, d, parts = g.n_nodes, 8, 5
+    masks = part_masks(walks, parts)
+    settings = TrainSettings(float(walks.size), 4, 2, seed=4, negative_pool=16)
+    kernel = kernel_arrays([Kernel("gauss", 1.4)])
+    counts = np.bincount(walks[walks >= 0], minlength=n) + 1.0
+    for i, j in ((0, 3), (2, 2)):
+        rows = walks_of_bucket(masks, i, j)
+        assert 0 < len(rows) < len(walks)  # some walks miss part i or j (5 parts, length 10)
+        for w in rows:
+            assert {i, j} <= set((walks[w][walks[w] >= 0] % parts).tolist())
+        noise = Noise(*alias_table(counts[j::parts] ** 0.75))
+        rng = np.random.default_rng(i)
+        A = rng.uniform(-0.1, 0.1, (part_size(n, parts, i), d)).astype(np.float32)
+        B = rng.uniform(-0.1, 0.1, (part_size(n, parts, j), d)).astype(np.float32)
+        A2, B2 = A.copy(), B.copy()
+        with numba_threads(1):  # one thread: the same walks in the same order, bit for bit
+            every = train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts, kernel,
+                                 noise, settings)
+            chosen = train_bucket(walks[rows], rows, A2, B2, i, j, parts, kernel, noise,
+                                  settings)
+        assert chosen == every > 0
+        assert np.array_equal(A, A2) and np.array_equal(B, B2)
+
+
+def test_part_masks_above_64_parts_keep_every_walk_with_pairs():
+    walks = np.array([[0, 64, 1, -1], [130, 5, 7, 9]], dtype=np.int32)
+    masks = part_masks(walks, 128)
+    assert walks_of_bucket(masks, 0, 64).tolist() == [0]  # bits 0 and 0: part 64 shares bit 0
+    assert walks_of_bucket(masks, 2, 9).tolist() == [1]
+    assert walks_of_bucket(masks, 3, 9).tolist() == []
 
 
 def test_a_bucket_writes_only_its_blocks_rows_of_trained_nodes():
@@ -74,7 +117,8 @@ def test_a_bucket_writes_only_its_blocks_rows_of_trained_nodes():
     A0, B0 = A.copy(), B.copy()
     noise = Noise(*alias_table(np.ones(part_size(n, parts, j))))
     settings = TrainSettings(float(walks.size), 3, 0, seed=3)  # no negatives: B rows of contexts
-    train_bucket(walks, 0, A, B, i, j, parts, kernel_arrays([Kernel("gauss", 1.0)]), noise,
+    train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts,
+                 kernel_arrays([Kernel("gauss", 1.0)]), noise,
                  settings)
     centers = {int(v) // parts for v in walks.ravel() if v >= 0 and v % parts == i}
     changed_a = set(np.flatnonzero((A != A0).any(axis=1)).tolist())

@@ -10,7 +10,10 @@ its negatives drawn from part ``j`` (unigram^0.75 within it).
 
 The corpus is cut into rounds of walks (walk ids in order, as a plain fit trains them, so the
 learning rate follows the same schedule ``lr_t = max(lr (1 - t / T), min_lr)``). The walks are
-made once, counted (the negatives' unigram counts) and written to one ``.npy`` file per round.
+made once, counted (the negatives' unigram counts) and written to one ``.npy`` file per round,
+with each walk's part mask (:func:`part_masks`): bucket ``(i, j)`` reads only the walks that
+visit both parts, so a round costs each bucket a pass over about
+``1 - 2 (1 - 1/P)^L + (1 - 2/P)^L`` of its walks (walk length ``L``), not all of them.
 Each round is trained in ``P`` steps; step ``s`` trains the buckets ``(i, (i + s) mod P)``, which
 touch disjoint blocks and so run in parallel. Every block is read and written once per step:
 step ``t`` reads version ``t`` of the blocks and writes version ``t + 1`` over the files of
@@ -76,7 +79,7 @@ from kernelne.trainer import (
 )
 from kernelne.walks import WalkCorpus, count_visits
 
-PLAN_VERSION = 2
+PLAN_VERSION = 3
 READ_WALKS = 1 << 16  # walks read from a round's file at a time
 # Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
 # plain fit .823): the finer the rounds, the more the parts' updates interleave.
@@ -98,14 +101,42 @@ def bucket_order(parts: int) -> list[list[tuple[int, int]]]:
 # The bucket step (numba)
 
 
+def part_masks(walks: np.ndarray, parts: int) -> np.ndarray:
+    """Each walk's parts as a bit mask (uint64): bit ``(v mod P) mod 64`` set for every node
+    ``v`` of the walk (above 64 parts two parts can share a bit: the mask then only keeps more
+    walks than it needs to)."""
+    return _part_masks(walks, np.int64(parts))
+
+
+@njit(cache=True)
+def _part_masks(walks, parts):
+    masks = np.zeros(walks.shape[0], np.uint64)
+    for w in range(walks.shape[0]):
+        mask = np.uint64(0)
+        for v in walks[w]:
+            if v >= 0:
+                mask |= np.uint64(1) << np.uint64((v % parts) % 64)
+        masks[w] = mask
+    return masks
+
+
+def walks_of_bucket(masks: np.ndarray, i: int, j: int) -> np.ndarray:
+    """The rows of the walks whose masks hold parts ``i`` and ``j``: the only walks that can
+    have pairs in bucket ``(i, j)``."""
+    bit_i, bit_j = np.uint64(1) << np.uint64(i % 64), np.uint64(1) << np.uint64(j % 64)
+    return np.flatnonzero((masks & bit_i).astype(bool) & (masks & bit_j).astype(bool))
+
+
 def train_bucket(
-    walks: np.ndarray, first_walk: int, A: np.ndarray, B: np.ndarray, i: int, j: int,
+    walks: np.ndarray, ids: np.ndarray, A: np.ndarray, B: np.ndarray, i: int, j: int,
     parts: int, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
     losses: np.ndarray | None = None, keep: np.ndarray | None = None,
 ) -> int:
-    """Train bucket ``(i, j)`` on a chunk of walks (global node ids): every pair whose center
-    is in part ``i`` and context in part ``j``, ``A`` and ``B`` the blocks ``A_i`` and
-    ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained.
+    """Train bucket ``(i, j)`` on a chunk of walks (global node ids; ``ids`` their walk ids,
+    int64, ascending, which seed their draws and place them on the learning-rate schedule):
+    every pair whose center is in part ``i`` and context in part ``j``, ``A`` and ``B`` the
+    blocks ``A_i`` and ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the
+    pairs trained. A walk without such pairs can be left out of the chunk: it draws nothing.
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
     sees the same subsampled walk and windows. ``settings.negative_pool``: the pairs of
@@ -120,7 +151,8 @@ def train_bucket(
     n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     tag = np.uint64(i * parts + j + 1)
-    pairs = int(_bucket_blocks(walks, first_walk, A, B, np.int64(i), np.int64(j),
+    ids = np.asarray(ids, dtype=np.int64)
+    pairs = int(_bucket_blocks(walks, ids, A, B, np.int64(i), np.int64(j),
                                np.int64(parts), kernel, noise, settings, n_blocks, block_losses,
                                tag, keep))
     if losses is not None:
@@ -129,7 +161,7 @@ def train_bucket(
 
 
 @njit(parallel=True, fastmath=True, cache=True)
-def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
+def _bucket_blocks(walks, ids, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
                    block_losses, tag, keep):
     n_walks = walks.shape[0]
     d = A.shape[1]
@@ -150,7 +182,7 @@ def _bucket_blocks(walks, first_walk, A, B, i, j, parts, kernel, noise, cfg, n_b
                         prefetch_row(A, np.int64(v // parts))
                     elif v >= 0 and v % parts == j:
                         prefetch_row(B, np.int64(v // parts))
-            count += _bucket_walk(walks[w], first_walk + w, A, B, i, j, parts, kernel, noise,
+            count += _bucket_walk(walks[w], ids[w], A, B, i, j, parts, kernel, noise,
                                   cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool,
                                   pool_group)
         block_losses[blk, 0] += loss[0]
@@ -267,13 +299,14 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
         noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
     walks = np.load(root / round_file, mmap_mode="r")
+    rows = walks_of_bucket(np.load(root / masks_file(round_file)), i, j)
     losses = np.zeros(2)
     pairs = 0
     with numba_threads(threads):
-        for lo in range(0, len(walks), READ_WALKS):
-            chunk = np.array(walks[lo:lo + READ_WALKS])
-            pairs += train_bucket(chunk, first_walk + lo, A, B, i, j, parts, kernel, noise,
-                                  settings, losses, keep)
+        for lo in range(0, len(rows), READ_WALKS):
+            chunk = rows[lo:lo + READ_WALKS]
+            pairs += train_bucket(walks[chunk], first_walk + chunk, A, B, i, j, parts, kernel,
+                                  noise, settings, losses, keep)
     del walks
     _write_block(block_path(root, "A", i, version + 1), A)
     _write_block(block_path(root, "B", j, version + 1), B)
@@ -350,7 +383,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             state = json.loads(progress_file.read_text(encoding="utf-8"))
     resumed_at = int(state["step"])
     walk_start = time.perf_counter()
-    counts = _make_walks(folder, corpus, rounds, model.epochs, progress, state)
+    counts = _make_walks(folder, corpus, rounds, parts, progress, state)
     if "walks_done" not in state:
         _make_noise(folder, counts, parts)
         state["walks_done"] = True
@@ -480,10 +513,15 @@ def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int,
     return state
 
 
-def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, epochs: int, progress: bool,
+def masks_file(round_file: str) -> str:
+    """The file of a round's walk masks (:func:`part_masks`), beside its walks."""
+    return round_file.removesuffix(".npy") + ".masks.npy"
+
+
+def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progress: bool,
                 state: dict) -> np.ndarray:
-    """Write every round's walks to ``walks/round{r}.npy`` (once) and return the unigram
-    counts (one epoch's walks, as a plain fit counts them)."""
+    """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
+    (once) and return the unigram counts (one epoch's walks, as a plain fit counts them)."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
         return np.load(counts_file)
@@ -494,6 +532,7 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, epochs: int, prog
     with bar:
         for r, (lo, hi) in enumerate(round_bounds(corpus.n_walks, rounds)):
             path = folder / "walks" / f"round{r}.npy"
+            masks = np.empty(hi - lo, dtype=np.uint64)
             with atomic_path(path) as tmp:
                 out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
                                                 shape=(hi - lo, corpus.walk_length))
@@ -502,9 +541,11 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, epochs: int, prog
                     walks = corpus.chunk(a, b)
                     count_visits(walks, counts)
                     out[a - lo:b - lo] = walks
+                    masks[a - lo:b - lo] = part_masks(walks, parts)
                     bar.update(b - a)
                 out.flush()
                 del out
+            _save(folder / masks_file(f"walks/round{r}.npy"), masks)
     _save(counts_file, counts)
     return counts
 
