@@ -282,6 +282,21 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def group_chunks(ids: np.ndarray, group: int, size: int) -> list[tuple[int, int]]:
+    """Cut the ascending walk ids ``ids`` into chunks of about ``size`` that never split a
+    group of ``group`` consecutive ids: a group's negative pool is drawn at its first pair in
+    a chunk, so a chunk boundary inside a group would draw it twice and make the fit depend
+    on ``size``."""
+    bounds, lo = [], 0
+    while lo < len(ids):
+        hi = min(lo + size, len(ids))
+        while hi < len(ids) and ids[hi] // group == ids[hi - 1] // group:
+            hi += 1
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
                 first_walk: int, kernel: KernelArrays, settings: TrainSettings,
                 threads: int = 1, keep: np.ndarray | None = None) -> dict[str, Any]:
@@ -302,10 +317,10 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     rows = walks_of_bucket(np.load(root / masks_file(round_file)), i, j)
     losses = np.zeros(2)
     pairs = 0
+    ids = first_walk + rows
     with numba_threads(threads):
-        for lo in range(0, len(rows), READ_WALKS):
-            chunk = rows[lo:lo + READ_WALKS]
-            pairs += train_bucket(walks[chunk], first_walk + chunk, A, B, i, j, parts, kernel,
+        for lo, hi in group_chunks(ids, parts * parts, READ_WALKS):
+            pairs += train_bucket(walks[rows[lo:hi]], ids[lo:hi], A, B, i, j, parts, kernel,
                                   noise, settings, losses, keep)
     del walks
     _write_block(block_path(root, "A", i, version + 1), A)
