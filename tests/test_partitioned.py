@@ -21,9 +21,9 @@ from kernelne.kernels import Kernel
 from kernelne.parallel import numba_threads
 from kernelne.partitioned import (
     bucket_order,
-    group_chunks,
     part_masks,
     part_size,
+    read_windows,
     train_bucket,
     walks_of_bucket,
 )
@@ -94,20 +94,21 @@ def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
         with numba_threads(1):  # one thread: the same walks in the same order, bit for bit
             every = train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts, kernel,
                                  noise, settings)
-            chosen = sum(train_bucket(walks[rows[lo:hi]], rows[lo:hi], A2, B2, i, j, parts,
-                                      kernel, noise, settings)
-                         for lo, hi in group_chunks(rows, parts * parts, 7))  # in chunks
+            chosen = 0
+            for lo, hi in read_windows(0, len(walks), parts * parts, 30):  # in windows
+                chunk = lo + walks_of_bucket(masks[lo:hi], i, j)
+                chosen += train_bucket(walks[chunk], chunk, A2, B2, i, j, parts, kernel, noise,
+                                       settings)
         assert chosen == every > 0
         assert np.array_equal(A, A2) and np.array_equal(B, B2)
 
 
-def test_chunks_never_split_a_group_of_walks():
-    ids = np.array([0, 1, 2, 5, 6, 7, 8, 9, 12, 13, 17])
-    chunks = group_chunks(ids, 4, 2)
-    assert chunks[0] == (0, 3) and chunks[-1][1] == len(ids)
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))
-    for lo, _ in chunks[1:]:
-        assert ids[lo] // 4 != ids[lo - 1] // 4
+def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():
+    for first, n_rows in ((0, 50), (13, 50), (16, 3), (5, 0)):
+        windows = read_windows(first, n_rows, 4, 9)  # 9 rows: windows of 2 groups of 4
+        assert [r for lo, hi in windows for r in range(lo, hi)] == list(range(n_rows))
+        for lo, _ in windows[1:]:
+            assert (first + lo) % 4 == 0
 
 
 def test_part_masks_above_64_parts_keep_every_walk_with_pairs():

@@ -282,19 +282,15 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def group_chunks(ids: np.ndarray, group: int, size: int) -> list[tuple[int, int]]:
-    """Cut the ascending walk ids ``ids`` into chunks of about ``size`` that never split a
-    group of ``group`` consecutive ids: a group's negative pool is drawn at its first pair in
-    a chunk, so a chunk boundary inside a group would draw it twice and make the fit depend
-    on ``size``."""
-    bounds, lo = [], 0
-    while lo < len(ids):
-        hi = min(lo + size, len(ids))
-        while hi < len(ids) and ids[hi] // group == ids[hi - 1] // group:
-            hi += 1
-        bounds.append((lo, hi))
-        lo = hi
-    return bounds
+def read_windows(first_walk: int, n_rows: int, group: int, size: int) -> list[tuple[int, int]]:
+    """Windows ``[lo, hi)`` of a round's file rows (row ``r`` is walk ``first_walk + r``) of
+    about ``size`` rows that never split a group of ``group`` consecutive walk ids: a group's
+    negative pool is drawn at its first pair in a call of :func:`train_bucket`, so a window
+    boundary inside a group would draw it twice and make the fit depend on ``size``."""
+    step = max(1, size // group) * group
+    start = -(first_walk % group)  # the row where walk ids reach a multiple of ``group``
+    return [(max(lo, 0), min(lo + step, n_rows)) for lo in range(start, n_rows, step)
+            if lo + step > 0]
 
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
@@ -314,15 +310,15 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
         noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
     walks = np.load(root / round_file, mmap_mode="r")
-    rows = walks_of_bucket(np.load(root / masks_file(round_file)), i, j)
+    masks = np.load(root / masks_file(round_file), mmap_mode="r")
     losses = np.zeros(2)
     pairs = 0
-    ids = first_walk + rows
     with numba_threads(threads):
-        for lo, hi in group_chunks(ids, parts * parts, READ_WALKS):
-            pairs += train_bucket(walks[rows[lo:hi]], ids[lo:hi], A, B, i, j, parts, kernel,
+        for lo, hi in read_windows(first_walk, len(walks), parts * parts, READ_WALKS):
+            rows = lo + walks_of_bucket(masks[lo:hi], i, j)
+            pairs += train_bucket(walks[rows], first_walk + rows, A, B, i, j, parts, kernel,
                                   noise, settings, losses, keep)
-    del walks
+    del walks, masks
     _write_block(block_path(root, "A", i, version + 1), A)
     _write_block(block_path(root, "B", j, version + 1), B)
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
@@ -547,10 +543,12 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     with bar:
         for r, (lo, hi) in enumerate(round_bounds(corpus.n_walks, rounds)):
             path = folder / "walks" / f"round{r}.npy"
-            masks = np.empty(hi - lo, dtype=np.uint64)
-            with atomic_path(path) as tmp:
+            with atomic_path(path) as tmp, \
+                    atomic_path(folder / masks_file(f"walks/round{r}.npy")) as mask_tmp:
                 out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
                                                 shape=(hi - lo, corpus.walk_length))
+                masks = np.lib.format.open_memmap(mask_tmp, mode="w+", dtype=np.uint64,
+                                                  shape=(hi - lo,))
                 for a in range(lo, hi, corpus.chunk_walks):
                     b = min(hi, a + corpus.chunk_walks)
                     walks = corpus.chunk(a, b)
@@ -559,8 +557,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
                     masks[a - lo:b - lo] = part_masks(walks, parts)
                     bar.update(b - a)
                 out.flush()
-                del out
-            _save(folder / masks_file(f"walks/round{r}.npy"), masks)
+                masks.flush()
+                del out, masks
     _save(counts_file, counts)
     return counts
 
