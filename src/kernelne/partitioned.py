@@ -289,8 +289,7 @@ def read_windows(first_walk: int, n_rows: int, group: int, size: int) -> list[tu
     boundary inside a group would draw it twice and make the fit depend on ``size``."""
     step = max(1, size // group) * group
     start = -(first_walk % group)  # the row where walk ids reach a multiple of ``group``
-    return [(max(lo, 0), min(lo + step, n_rows)) for lo in range(start, n_rows, step)
-            if lo + step > 0]
+    return [(max(lo, 0), min(lo + step, n_rows)) for lo in range(start, n_rows, step)]
 
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
