@@ -17,13 +17,13 @@ drawn with seed 0 (the classifier on a million rows takes longer than the fit).
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
 import numpy as np
 
 from kernelne import Graph, KernelNE, load_dataset
 from kernelne.evaluation import evaluate_node_classification
+from kernelne.memory import peak_memory_mb, reset_peak_memory
 
 
 def load(spec: str, labels_file: str | None = None):
@@ -65,6 +65,7 @@ def micro_f1(X, labels, repeats: int, sample: int = 0) -> float:
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         workers: int = 1, sigma: float = 2**0.5, sample: int = 0, rounds: int | None = None,
         pool: int | str = "auto") -> dict:
+    reset_peak_memory()  # this fit's peak, not an earlier fit's in the same process
     start = time.perf_counter()
     model = KernelNE(random_state=0, workers=workers, partitions=partitions, sigma=sigma,
                      walks_per_node=walks, rounds=rounds, negative_pool=pool,
@@ -84,7 +85,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         row["buckets"] = len(r.bucket_seconds)
         row["peak_mb"] = r.bucket_peak_mb
     else:
-        row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        row["peak_mb"] = peak_memory_mb()
     return row
 
 

@@ -22,11 +22,11 @@ from kernelne.cli_options import (
     add_partition_options,
     describe_fit,
     model_from_args,
-    peak_memory_mb,
     read_input_graph,
     report_graph,
 )
 from kernelne.errors import InputError, TrainingError
+from kernelne.memory import peak_memory_mb
 from kernelne.parallel import dask_client
 
 

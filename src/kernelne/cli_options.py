@@ -8,12 +8,7 @@ import argparse
 import math
 import sys
 
-
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process so far, in MiB."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from kernelne.memory import peak_memory_mb
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import time
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from numba import njit, prange
 from tqdm.auto import tqdm
 
 from kernelne.errors import InputError
+from kernelne.memory import peak_memory_mb
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.prefetch import prefetch_row
@@ -276,10 +276,6 @@ def _save(path: Path, array: np.ndarray) -> None:
 def _write_json(path: Path, data: dict) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-
-
-def peak_memory_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def read_windows(first_walk: int, n_rows: int, group: int, size: int) -> list[tuple[int, int]]:
