@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
+from kernelne.memory import peak_memory_mb
 import kernelne.graph as kg
 path, mode = sys.argv[1], sys.argv[2]
 if mode == "lines":
@@ -26,7 +27,7 @@ if mode == "lines":
 t = time.perf_counter()
 g = kg.load_graph(path)
 print(json.dumps({"seconds": time.perf_counter() - t, "edges": g.n_edges,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mib": peak_memory_mb()}))
 """
 
 

@@ -41,16 +41,18 @@ from bench_training import HEADER, print_rows
 REPO = Path(__file__).resolve().parents[1]
 
 LOAD = r"""
-import json, resource, sys, time
+import json, sys, time
+from kernelne.memory import peak_memory_mb
 from kernelne.graph import load_graph
 t = time.perf_counter()
 g = load_graph(sys.argv[1])
 print(json.dumps({"seconds": time.perf_counter() - t,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mib": peak_memory_mb()}))
 """
 
 FIT = r"""
-import json, resource, sys, time
+import json, sys, time
+from kernelne.memory import peak_memory_mb
 import numpy as np
 from kernelne import KernelNE
 from kernelne.baselines import DeepWalk
@@ -71,7 +73,7 @@ np.save(out, model.embedding_)
 np.save(out.replace(".npy", ".nodes.npy"), np.asarray(g.nodes))
 print(json.dumps({"load": load, "fit": time.perf_counter() - t - load, "pairs": pairs,
                   "stages": stages,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mib": peak_memory_mb()}))
 """
 
 

@@ -123,8 +123,8 @@ def _part_masks(walks, parts):
 def walks_of_bucket(masks: np.ndarray, i: int, j: int) -> np.ndarray:
     """The rows of the walks whose masks hold parts ``i`` and ``j``: the only walks that can
     have pairs in bucket ``(i, j)``."""
-    bit_i, bit_j = np.uint64(1) << np.uint64(i % 64), np.uint64(1) << np.uint64(j % 64)
-    return np.flatnonzero((masks & bit_i).astype(bool) & (masks & bit_j).astype(bool))
+    both = (np.uint64(1) << np.uint64(i % 64)) | (np.uint64(1) << np.uint64(j % 64))
+    return np.flatnonzero((masks & both) == both)
 
 
 def train_bucket(
