@@ -1,6 +1,10 @@
 """The package's import map has no circles (modules that import each other, directly or not)."""
 
+import subprocess
+import sys
+
 import grimp
+import pytest
 
 
 def _cycles(graph) -> list[list[str]]:
@@ -53,3 +57,25 @@ def test_cycle_finder_sees_a_circle():
             return {"a": {"b"}, "b": {"a"}, "c": {"a"}}[m]
 
     assert _cycles(Fake()) == [["a", "b"]]
+
+
+def test_a_bucket_worker_does_not_load_the_estimator_or_sklearn():
+    """A Dask worker unpickles ``kernelne.partitioned.bucket_task``: the package's names are
+    loaded on first use, so it imports neither the estimator nor scikit-learn (about 65 MiB
+    of its peak memory)."""
+    code = ("import sys, kernelne.partitioned; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn' "
+            "or m in ('kernelne.model', 'kernelne.tune')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_package_names_load_on_first_use():
+    import kernelne
+
+    assert set(kernelne.__all__) - {"__version__"} == set(kernelne._WHERE)
+    for name in kernelne.__all__:
+        assert getattr(kernelne, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        kernelne.nope  # noqa: B018

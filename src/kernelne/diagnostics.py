@@ -23,7 +23,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from kernelne.errors import TrainingError
 
@@ -103,6 +102,8 @@ def neighbour_auc(A: np.ndarray, edges: np.ndarray, rows: np.ndarray,
     def unit(idx: np.ndarray) -> np.ndarray:  # only the sampled rows: O(sample * d) memory
         X = A[idx].astype(np.float64) - center
         return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-30)
+
+    from sklearn.metrics import roc_auc_score  # here: a bucket's worker never loads sklearn
 
     e = edges
     rand = rows[rng.integers(0, len(rows), (len(edges), 2))]
