@@ -23,6 +23,7 @@ from kernelne.partitioned import (
     bucket_order,
     part_masks,
     part_size,
+    read_rows,
     read_windows,
     train_bucket,
     walks_of_bucket,
@@ -101,6 +102,16 @@ def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
                                        settings)
         assert chosen == every > 0
         assert np.array_equal(A, A2) and np.array_equal(B, B2)
+
+
+def test_read_rows_reads_a_slice_of_a_npy_file_without_mapping_it(tmp_path):
+    rng = np.random.default_rng(0)
+    for array in (rng.integers(-1, 9, (37, 5)).astype(np.int32),
+                  rng.integers(0, 2**63, 37, dtype=np.uint64)):
+        np.save(tmp_path / "a.npy", array)
+        for lo, hi in ((0, 37), (3, 11), (30, 50), (37, 40)):
+            got = read_rows(tmp_path / "a.npy", lo, hi)
+            assert got.dtype == array.dtype and np.array_equal(got, array[lo:hi])
 
 
 def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():

@@ -256,16 +256,34 @@ def _write_block(path: Path, array: np.ndarray) -> None:
     so, and a write cut short is redone by the bucket's rerun."""
     try:
         with open(path, "r+b") as fh:
-            fmt = np.lib.format
-            read_header = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
-                           else fmt.read_array_header_2_0)
-            shape, fortran, dtype = read_header(fh)
+            shape, fortran, dtype = _npy_header(fh)
             if shape == array.shape and dtype == array.dtype and not fortran:
                 array.tofile(fh)
                 return
     except (OSError, ValueError):
         pass
     np.save(path, array)
+
+
+def _npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype from a .npy file's header; leaves ``fh`` at the data."""
+    fmt = np.lib.format
+    read_header = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
+                   else fmt.read_array_header_2_0)
+    return read_header(fh)
+
+
+def read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
+    """Rows ``[lo, hi)`` of a C-order .npy file, read into memory. Not a memory map: mapped
+    pages count in the process' resident set until it is unmapped, so a bucket that mapped a
+    round's walks grew by the whole file; read this way it holds one window."""
+    with open(path, "rb") as fh:
+        shape, _, dtype = _npy_header(fh)
+        hi = min(hi, shape[0])
+        row = int(np.prod(shape[1:], dtype=np.int64))
+        fh.seek(lo * row * dtype.itemsize, os.SEEK_CUR)
+        out = np.fromfile(fh, dtype=dtype, count=max(hi - lo, 0) * row)
+    return out.reshape((-1,) + tuple(shape[1:]))
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -304,16 +322,16 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     with np.load(root / "noise" / f"noise{j}.npz") as z:
         noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
-    walks = np.load(root / round_file, mmap_mode="r")
-    masks = np.load(root / masks_file(round_file), mmap_mode="r")
+    walks_path, masks_path = root / round_file, root / masks_file(round_file)
+    with open(masks_path, "rb") as fh:
+        n_rows = _npy_header(fh)[0][0]
     losses = np.zeros(2)
     pairs = 0
     with numba_threads(threads):
-        for lo, hi in read_windows(first_walk, len(walks), parts * parts, READ_WALKS):
-            rows = lo + walks_of_bucket(masks[lo:hi], i, j)
-            pairs += train_bucket(walks[rows], first_walk + rows, A, B, i, j, parts, kernel,
-                                  noise, settings, losses, keep)
-    del walks, masks
+        for lo, hi in read_windows(first_walk, n_rows, parts * parts, READ_WALKS):
+            rows = walks_of_bucket(read_rows(masks_path, lo, hi), i, j)
+            pairs += train_bucket(read_rows(walks_path, lo, hi)[rows], first_walk + lo + rows,
+                                  A, B, i, j, parts, kernel, noise, settings, losses, keep)
     _write_block(block_path(root, "A", i, version + 1), A)
     _write_block(block_path(root, "B", j, version + 1), B)
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
