@@ -28,7 +28,9 @@ the highest mean (an oracle: chosen on the scores themselves). Usage:
         [--walks-per-node 20] [--repeats 10] [--json out.json]
 
 ``dense``: ``nx.planted_partition_graph(10, 150, 24/149, 36/1350, seed=3)`` (1,500 nodes,
-mean degree about 60, tests/test_partitioned.py), labels its ten groups.
+mean degree about 60, tests/test_partitioned.py), labels its ten groups. ``dense2``: COLLAPSE.md's
+graph, ``kernelne generate 20000 600000 20 0.7 dense2 --seed 2`` (20,000 nodes, 600,000 edges,
+mean degree 60, 20 groups, mixing 0.7), labels its groups.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import numpy as np
 from kernelne import KernelNE, load_dataset
 from kernelne.diagnostics import DegenerateEmbeddingWarning
 from kernelne.evaluation import evaluate_node_classification
+from kernelne.generators import planted_partition_sbm
 from kernelne.graph import Graph
 from kernelne.kernel_choice import candidates, choose_weights
 
@@ -58,6 +61,11 @@ def load(name: str) -> tuple[Graph, np.ndarray, np.ndarray]:
         nodes = np.asarray(graph.nodes)
         Y = np.eye(10, dtype=int)[nodes.astype(int) // 150]
         return graph, nodes, Y
+    if name == "dense2":  # kernelne generate 20000 600000 20 0.7 dense2 --seed 2
+        edges, comm = planted_partition_sbm(20000, 600000, 20, 0.7, seed=2)
+        graph = Graph.from_edges(edges[:, 0], edges[:, 1])
+        nodes = np.asarray(graph.nodes)
+        return graph, nodes, np.eye(20, dtype=int)[comm[nodes.astype(int)]]
     ds = load_dataset(name)
     Y = ds.labels.toarray().astype(int)
     keep = Y.sum(axis=1) > 0
