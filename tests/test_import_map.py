@@ -77,5 +77,6 @@ def test_the_package_names_load_on_first_use():
     assert set(kernelne.__all__) - {"__version__"} == set(kernelne._WHERE)
     for name in kernelne.__all__:
         assert getattr(kernelne, name) is not None
+    assert set(kernelne.__all__) <= set(dir(kernelne)) and "__file__" in dir(kernelne)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         kernelne.nope  # noqa: B018

@@ -112,6 +112,10 @@ def test_read_rows_reads_a_slice_of_a_npy_file_without_mapping_it(tmp_path):
         for lo, hi in ((0, 37), (3, 11), (30, 50), (37, 40)):
             got = read_rows(tmp_path / "a.npy", lo, hi)
             assert got.dtype == array.dtype and np.array_equal(got, array[lo:hi])
+    with open(tmp_path / "a.npy", "r+b") as fh:
+        fh.truncate(fh.seek(0, 2) - 8)
+    with pytest.raises(OSError, match="truncated"):
+        read_rows(tmp_path / "a.npy", 30, 37)
 
 
 def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():

@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return sorted(set(globals()) | set(__all__))
 
 
 if TYPE_CHECKING:

@@ -282,7 +282,11 @@ def read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
         hi = min(hi, shape[0])
         row = int(np.prod(shape[1:], dtype=np.int64))
         fh.seek(lo * row * dtype.itemsize, os.SEEK_CUR)
-        out = np.fromfile(fh, dtype=dtype, count=max(hi - lo, 0) * row)
+        count = max(hi - lo, 0) * row
+        out = np.fromfile(fh, dtype=dtype, count=count)
+    if out.size != count:
+        raise OSError(f"{path}: rows {lo}-{hi} cut short ({out.size} of {count} values): the "
+                      "file is truncated")
     return out.reshape((-1,) + tuple(shape[1:]))
 
 
