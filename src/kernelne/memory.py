@@ -8,8 +8,6 @@ space, and writing ``5`` to ``/proc/self/clear_refs`` starts it again from the c
 
 from __future__ import annotations
 
-import resource
-
 
 def peak_memory_mb() -> float:
     """Peak resident memory of this process (``VmHWM``) in MiB; ``ru_maxrss`` where there is
@@ -21,6 +19,8 @@ def peak_memory_mb() -> float:
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
+    import resource  # Unix only: imported here so that importing this module works anywhere
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
