@@ -20,6 +20,7 @@ from kernelne.generators import planted_partition_sbm
 from kernelne.kernels import Kernel
 from kernelne.parallel import numba_threads
 from kernelne.partitioned import (
+    BlockRows,
     bucket_order,
     part_masks,
     part_size,
@@ -116,6 +117,22 @@ def test_read_rows_reads_a_slice_of_a_npy_file_without_mapping_it(tmp_path):
         fh.truncate(fh.seek(0, 2) - 8)
     with pytest.raises(OSError, match="truncated"):
         read_rows(tmp_path / "a.npy", 30, 37)
+
+
+def test_block_rows_read_the_matrix_the_blocks_make_without_writing_it(tmp_path):
+    n, parts, d = 23, 4, 3
+    X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
+    (tmp_path / "blocks").mkdir()
+    for i in range(parts):
+        np.save(partitioned.block_path(tmp_path, "A", i, 5), X[i::parts])
+    rows = BlockRows(tmp_path, "A", n, parts, d, 5)
+    assert len(rows) == n and rows.shape == (n, d) and rows.all_finite()
+    for idx in (np.arange(n), np.array([22, 0, 5, 5, 17]), np.array([], dtype=np.int64)):
+        assert np.array_equal(rows[idx], X[idx])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # nothing put together
+    X[9, 1] = np.nan  # row 9: block 1, row 2
+    np.save(partitioned.block_path(tmp_path, "A", 1, 5), X[1::parts])
+    assert not rows.all_finite()
 
 
 def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():

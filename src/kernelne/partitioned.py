@@ -514,14 +514,47 @@ def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nod
 def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,
            beta: np.ndarray, state: dict, previous: dict | None) -> dict | None:
     """The robust restart's test (:func:`kernelne.robust.shell_figures`) on version
-    ``version`` of the blocks, put together in ``folder/{A,B}.npy`` (memory-mapped);
-    ``previous``: the run's first reading, if this is the second look."""
-    n = graph.n_nodes
-    A = _assemble(folder, "A", n, parts, d, version)
-    B = _assemble(folder, "B", n, parts, d, version)
+    ``version`` of the blocks, read where they lie (:class:`BlockRows`); ``previous``: the
+    run's first reading, if this is the second look."""
+    A = BlockRows(folder, "A", graph.n_nodes, parts, d, version)
+    B = BlockRows(folder, "B", graph.n_nodes, parts, d, version)
     return shell_figures(A, B, graph.indptr, graph.indices, counts > 0, beta,
                          float(state["scale"]), int(state["pairs"]), parts,
-                         len(state["narrowed"]), previous)
+                         len(state["narrowed"]), previous, finite=A.all_finite())
+
+
+class BlockRows:
+    """The ``n x d`` matrix of one version of a partitioned fit's blocks, read where it lies:
+    ``X[idx]`` gathers the rows ``idx`` (node ``v``: row ``v // P`` of block ``v mod P``) through
+    memory maps opened for that call. The restart's look reads a sample of rows and two passes
+    over ``A`` this way; putting the matrices together first wrote the whole model to disk
+    (1 GB at 1M nodes) at every look."""
+
+    def __init__(self, folder: Path, which: str, n: int, parts: int, d: int, version: int):
+        self.paths = [block_path(folder, which, i, version) for i in range(parts)]
+        self.shape = (n, d)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, idx) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        parts = len(self.paths)
+        out = np.empty((len(idx), self.shape[1]), dtype=np.float32)
+        for i, path in enumerate(self.paths):
+            mine = np.flatnonzero(idx % parts == i)
+            if len(mine):
+                out[mine] = np.load(path, mmap_mode="r")[idx[mine] // parts]
+        return out
+
+    def all_finite(self) -> bool:
+        """Whether every value is finite: each block read once, a window of rows at a time."""
+        for path in self.paths:
+            rows = np.load(path, mmap_mode="r").shape[0]
+            for lo in range(0, rows, READ_WALKS):
+                if not np.isfinite(read_rows(path, lo, lo + READ_WALKS)).all():
+                    return False
+        return True
 
 
 def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,

@@ -57,7 +57,7 @@ def part_offset_ratio(A: np.ndarray, active: np.ndarray, parts: int, seed: int =
 def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                   active: np.ndarray, beta: np.ndarray, scale: float, pairs: int,
                   parts: int = 1, narrowed: int = 0, previous: dict | None = None,
-                  ) -> dict | None:
+                  finite: bool | None = None) -> dict | None:
     """The restart test's figures, where they were taken and its verdict ``collapsing`` (the
     rows ``A``, ``B`` of the graph with CSR adjacency ``indptr``, ``indices`` are forming the
     shell); None if the rows are not finite (reported as an error after the run) or too few
@@ -67,8 +67,9 @@ def shell_figures(A: np.ndarray, B: np.ndarray, indptr: np.ndarray, indices: np.
     ``parts``: the partitions of a partitioned fit (the offset is then the parts' mean, against
     :data:`PART_SHELL_OFFSET` if the kernel was not ``narrowed`` before); ``previous``: this
     run's first, ``doubtful`` reading, if this is the second look: the shell too if the
-    AUC has not risen by :data:`AUC_RISE` since."""
-    if not np.isfinite(A).all():
+    AUC has not risen by :data:`AUC_RISE` since. ``finite``: whether ``A`` is all finite, if
+    the caller has checked (``A`` then need only support ``len``, ``shape`` and ``A[rows]``)."""
+    if not (np.isfinite(A).all() if finite is None else finite):
         return None
     health = embedding_health(A, B, indptr, indices, active)
     if not health.measured:
