@@ -29,7 +29,7 @@ from kernelne.partitioned import (
     train_bucket,
     walks_of_bucket,
 )
-from kernelne.robust import PART_SHELL_OFFSET, SHELL_AUC
+from kernelne.robust import PART_SHELL_OFFSET, SHELL_AUC, shell_figures
 from kernelne.sampling import alias_table
 from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 from kernelne.walks import random_walks
@@ -119,7 +119,7 @@ def test_read_rows_reads_a_slice_of_a_npy_file_without_mapping_it(tmp_path):
         read_rows(tmp_path / "a.npy", 30, 37)
 
 
-def test_block_rows_read_the_matrix_the_blocks_make_without_writing_it(tmp_path):
+def test_block_rows_read_the_matrix_the_blocks_make(tmp_path):
     n, parts, d = 23, 4, 3
     X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
     (tmp_path / "blocks").mkdir()
@@ -129,10 +129,26 @@ def test_block_rows_read_the_matrix_the_blocks_make_without_writing_it(tmp_path)
     assert len(rows) == n and rows.shape == (n, d) and rows.all_finite()
     for idx in (np.arange(n), np.array([22, 0, 5, 5, 17]), np.array([], dtype=np.int64)):
         assert np.array_equal(rows[idx], X[idx])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # nothing put together
     X[9, 1] = np.nan  # row 9: block 1, row 2
     np.save(partitioned.block_path(tmp_path, "A", 1, 5), X[1::parts])
     assert not rows.all_finite()
+
+
+def test_the_restart_look_reads_the_blocks_where_they_lie(tmp_path):
+    g, _ = sbm_graph()
+    n, parts, d = g.n_nodes, 4, 8
+    rng = np.random.default_rng(1)
+    A = (rng.standard_normal((n, d)) + 0.5).astype(np.float32)
+    B = rng.standard_normal((n, d)).astype(np.float32)
+    (tmp_path / "blocks").mkdir()
+    for i in range(parts):
+        np.save(partitioned.block_path(tmp_path, "A", i, 3), A[i::parts])
+        np.save(partitioned.block_path(tmp_path, "B", i, 3), B[i::parts])
+    counts, beta = np.ones(n), np.ones(1, np.float32)
+    look = partitioned._shell(tmp_path, g, counts, parts, d, 3, beta,
+                              {"scale": 1.0, "pairs": 1000, "narrowed": []}, None)
+    assert look == shell_figures(A, B, g.indptr, g.indices, counts > 0, beta, 1.0, 1000, parts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # no matrix written out
 
 
 def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():

@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit, prange
 from tqdm.auto import tqdm
 
+from kernelne.diagnostics import CHUNK
 from kernelne.errors import InputError
 from kernelne.memory import peak_memory_mb
 from kernelne.outputs import atomic_path
@@ -548,11 +549,10 @@ class BlockRows:
         return out
 
     def all_finite(self) -> bool:
-        """Whether every value is finite: each block read once, a window of rows at a time."""
-        for path in self.paths:
-            rows = np.load(path, mmap_mode="r").shape[0]
-            for lo in range(0, rows, READ_WALKS):
-                if not np.isfinite(read_rows(path, lo, lo + READ_WALKS)).all():
+        """Whether every value is finite: each block read once, ``CHUNK`` rows at a time."""
+        for i, path in enumerate(self.paths):
+            for lo in range(0, part_size(self.shape[0], len(self.paths), i), CHUNK):
+                if not np.isfinite(read_rows(path, lo, lo + CHUNK)).all():
                     return False
         return True
 
