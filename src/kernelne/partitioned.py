@@ -539,13 +539,12 @@ class BlockRows:
         return self.shape[0]
 
     def __getitem__(self, idx) -> np.ndarray:
-        idx = np.asarray(idx, dtype=np.int64)
-        parts = len(self.paths)
-        out = np.empty((len(idx), self.shape[1]), dtype=np.float32)
+        row, part = np.divmod(np.asarray(idx, dtype=np.int64), len(self.paths))
+        out = np.empty((len(row), self.shape[1]), dtype=np.float32)
         for i, path in enumerate(self.paths):
-            mine = np.flatnonzero(idx % parts == i)
+            mine = np.flatnonzero(part == i)
             if len(mine):
-                out[mine] = np.load(path, mmap_mode="r")[idx[mine] // parts]
+                out[mine] = np.load(path, mmap_mode="r")[row[mine]]
         return out
 
     def all_finite(self) -> bool:
