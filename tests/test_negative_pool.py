@@ -112,6 +112,31 @@ def test_a_walk_draws_at_most_its_pool_of_distinct_negatives(pool):
     assert np.mean(per_pair) > 4  # 14 fresh draws over 5 nodes: 4.8 distinct expected
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_walks_pool_is_its_own_whatever_walks_train_before_it(shared):
+    """Each walk's pool is drawn (and its rows prefetched) while the walk before it trains;
+    the pool must still be the walk's own: walks trained together (one thread) leave the rows
+    bit for bit as each trained alone, in turn, with its own index."""
+    rng = np.random.default_rng(3)
+    n, d = 40, 8
+    walks = rng.integers(0, n, (12, 7)).astype(np.int32)
+    walks[4, 5:] = -1  # a walk that stopped early: fewer pairs than planned
+    kernel = kernel_arrays([Kernel("gauss", 1.0)])
+    noise = Noise(*alias_table(np.bincount(walks[walks >= 0], minlength=n) ** 0.75))
+    settings = TrainSettings(float(walks.size), 3, 2, seed=5, negative_pool=8,
+                             shared_negatives=shared)
+    A0 = rng.normal(0, 0.3, (n, d)).astype(np.float32)
+    together, alone = (A0.copy(), np.zeros((n, d), np.float32)), (A0.copy(),
+                                                                  np.zeros((n, d), np.float32))
+    with numba_threads(1):
+        train_walks(walks, 100, *together, kernel, noise, settings)
+        for i in range(len(walks)):
+            train_walks(walks[i:i + 1], 100 + i, *alone, kernel, noise, settings)
+    np.testing.assert_array_equal(together[0], alone[0])
+    np.testing.assert_array_equal(together[1], alone[1])
+    assert np.abs(together[1]).sum() > 0
+
+
 def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():
     """P = 2: walks ``[0, 1]`` have one pair in bucket (0, 1) each; with a pool of one slot
     and k = 1 the 8 walks (ids 0-7: groups 0-3 and 4-7) draw one negative per group, so each

@@ -307,13 +307,29 @@ def thread_buffers(d, m, negatives):
 
 
 @njit(inline="always", fastmath=True)
-def fill_pool(state, pool, noise, B):
-    """A walk's negative pool: ``len(pool)`` draws from the noise distribution, their rows of
-    ``B`` prefetched. Returns the generator's new state."""
+def draw_pool(state, pool, noise):
+    """A walk's negative pool: ``len(pool)`` draws from the noise distribution. Returns the
+    generator's new state."""
     for q in range(pool.shape[0]):
         state, pool[q] = alias_draw(state, noise.prob, noise.alias)
-        prefetch_row(B, pool[q])
     return state
+
+
+@njit(inline="always", fastmath=True)
+def fill_pool(state, pool, noise, B):
+    """:func:`draw_pool`, then the pool's rows of ``B`` prefetched at once."""
+    state = draw_pool(state, pool, noise)
+    prefetch_rows(B, pool, 0, pool.shape[0])
+    return state
+
+
+@njit(inline="always")
+def prefetch_rows(B, rows, start, stop):
+    """Prefetch the rows ``rows[start:stop]`` of ``B``; returns ``max(start, stop)``, where the
+    next call should start."""
+    for q in range(start, stop):
+        prefetch_row(B, rows[q])
+    return max(start, stop)
 
 
 @njit(inline="always", fastmath=True)
@@ -338,23 +354,42 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         pool = np.empty(cfg.negative_pool, np.int64)
+        pool_next = np.empty(cfg.negative_pool, np.int64)
         scratch = np.empty(d, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         loss = block_losses[blk]
         count = 0
+        start = blk * n_walks // n_blocks
         stop = (blk + 1) * n_walks // n_blocks
-        for i in range(blk * n_walks // n_blocks, stop):
+        state_next = np.uint64(0)
+        if pool.shape[0] > 0 and start < stop:
+            state_next = fill_pool(_neg_stream(cfg, first_walk + start), pool_next, noise, B)
+        for i in range(start, stop):
             if i + 1 < stop:  # the next walk's rows: random rows of A and B on large graphs
                 for w in walks[i + 1]:
                     if w >= 0:
                         prefetch_row(A, np.int64(w))
                         prefetch_row(B, np.int64(w))
+            # The pool drawn during the last walk is this walk's; the next walk's pool is drawn
+            # now and its rows prefetched a few per pair while this walk trains.
+            pool, pool_next = pool_next, pool
+            state = state_next
+            ahead_pool = pool_next[:0]
+            if pool.shape[0] > 0 and i + 1 < stop:
+                state_next = draw_pool(_neg_stream(cfg, first_walk + i + 1), pool_next, noise)
+                ahead_pool = pool_next
             count += _train_walk(
                 walks[i], first_walk + i, A, B, kernel, noise, cfg, neu, kv, gbeta, negs,
-                ahead, loss, rates, scratch, keep, kept, pool,
+                ahead, loss, rates, scratch, keep, kept, pool, state, ahead_pool,
             )
         pairs[blk] = count
     return pairs.sum()
+
+
+@njit(inline="always")
+def _neg_stream(cfg, walk_id):
+    """The generator of walk ``walk_id``'s negatives (and pool)."""
+    return stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
 
 
 @njit(inline="always", fastmath=True)
@@ -422,10 +457,12 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
 @njit(inline="always", fastmath=True)
 def _train_walk(
     walk, walk_id, A, B, kernel, noise, cfg, neu, kv, gbeta, negs, ahead, loss, rates, scratch,
-    keep, kept, pool,
+    keep, kept, pool, pool_state, pool_next,
 ):
-    """All pairs of one walk; returns their number. ``neu``..``ahead``, ``scratch``, ``kept``
-    (the walk's length) and ``pool`` (the negative pool, empty if off) are scratch buffers;
+    """All pairs of one walk; returns their number. ``neu``..``ahead``, ``scratch`` and
+    ``kept`` (the walk's length) are scratch buffers. ``pool``: the walk's negative pool (empty
+    if off), drawn from its negatives' stream, which continues from ``pool_state``;
+    ``pool_next``: the next walk's pool, whose rows of ``B`` are prefetched a few per pair;
     ``loss[0]``, ``loss[1]`` accumulate the positive and negative terms' squared errors.
     ``rates``: per-row rates, or empty (every row at the full rate). ``keep``: subsampling's
     keep probabilities, or empty (no subsampling).
@@ -447,13 +484,15 @@ def _train_walk(
     loglik = cfg.loglik
     masked = rates.shape[0] > 0
     length = walk.shape[0]
-    state = stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
-    # Negatives are drawn one pair (or center) ahead and their rows prefetched, or the pool is.
+    # Negatives are drawn one pair (or center) ahead and their rows prefetched, or the pool
+    # was drawn (and its rows prefetched) during the walk before.
     if pool.shape[0] > 0:
-        state = fill_pool(state, pool, noise, B)
+        state = pool_state
     else:
+        state = _neg_stream(cfg, walk_id)
         for k in range(negatives):
             state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+    fetched = 0  # rows of pool_next prefetched so far: spread evenly over the walk's pairs
     count = 0
     n = length
     while n > 0 and walk[n - 1] < 0:
@@ -464,6 +503,8 @@ def _train_walk(
         ctx, n = _subsample(walk, n, keep, ctx, kept)
         seq = kept
     center_index = walk_id * length
+    n_next = pool_next.shape[0]
+    planned = max(1, _window_pairs(n, window))
     pair_loss = np.zeros(2, np.float32)
     for pos in range(n):
         frac = 1.0 - (center_index + pos) / cfg.total_centers
@@ -479,6 +520,7 @@ def _train_walk(
                 continue
             count += n_ctx
             state = next_negatives(state, negs, ahead, noise, B, pool)
+            fetched = prefetch_rows(B, pool_next, fetched, (pos + 1) * n_next // n)
             ca = _ZERO
             for c in range(lo, hi):
                 if c == pos:
@@ -520,6 +562,7 @@ def _train_walk(
                 continue
             count += 1
             state = next_negatives(state, negs, ahead, noise, B, pool)
+            fetched = prefetch_rows(B, pool_next, fetched, min(n_next, count * n_next // planned))
             if not masked:
                 _pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                       learn_beta, pair_loss, loglik)
@@ -529,9 +572,19 @@ def _train_walk(
                              loglik)
             if learn_beta:  # one step per pair, as for the rows
                 _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
+    prefetch_rows(B, pool_next, fetched, n_next)
     loss[0] += pair_loss[0]
     loss[1] += pair_loss[1]
     return count
+
+
+@njit(inline="always")
+def _window_pairs(n, window):
+    """The (center, context) pairs of a walk of ``n`` nodes with windows of ``window``."""
+    total = 0
+    for pos in range(n):
+        total += min(pos, window) + min(n - 1 - pos, window)
+    return total
 
 
 @njit(inline="always")
