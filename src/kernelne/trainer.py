@@ -35,9 +35,10 @@ whose center and context (or negative) rows are both frozen is skipped, as is a 
 center and context rows are (only its negatives could learn from it); skipped terms are not in
 ``losses``.
 
-Negative pool (``negative_pool = Q > 0``, the large-graph default; docs/METHOD.md §8): at the
-start of each walk ``Q`` nodes are drawn from the noise distribution and their rows of ``B``
-prefetched; each pair then draws its k negatives uniformly from that pool. Every negative is
+Negative pool (``negative_pool = Q > 0``, the large-graph default; docs/METHOD.md §8): each
+walk's ``Q`` nodes are drawn from the noise distribution by its own generator while the walk
+before it trains, and their rows of ``B`` are prefetched spread over that walk's pairs; each
+pair then draws its k negatives uniformly from that pool. Every negative is
 still a draw from the noise distribution (the pool is an i.i.d. sample of it), but a walk reads
 ``Q`` random rows of ``B`` instead of k per pair (about 450 on a walk of 10 with window 10): on
 graphs whose rows do not fit in cache the random rows are the cost of the paper's step.
