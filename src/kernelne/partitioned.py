@@ -71,19 +71,16 @@ from kernelne.trainer import (
     _center_window,
     _pair,
     _subsample,
-    draw_pool,
     fill_pool,
     keep_probabilities,
     kernel_arrays,
     next_negatives,
-    prefetch_rows,
     thread_buffers,
     train_settings,
 )
 from kernelne.walks import WalkCorpus, count_visits
 
-PLAN_VERSION = 4  # 4: a bucket's negative pools are drawn per walk group (a fit of 3 differs)
-_POOL_STREAM = np.uint64(0x706F6F6C)  # a bucket's negative pools: a stream of their own
+PLAN_VERSION = 3
 READ_WALKS = 1 << 16  # walks read from a round's file at a time
 # Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
 # plain fit .823): the finer the rounds, the more the parts' updates interleave.
@@ -146,10 +143,8 @@ def train_bucket(
     sees the same subsampled walk and windows. ``settings.negative_pool``: the pairs of
     ``P^2`` consecutive walks (ids ``g P^2 .. (g+1) P^2 - 1``; a walk has about ``1/P^2`` of
     its pairs here, so a pool serves about one walk's pairs, as in a plain fit) pick their
-    negatives from one pool of that many draws over part ``j``, drawn from the stream of
-    (seed, bucket, group) while the group before it trains, its rows prefetched a few per
-    walk of that group; so the pools do not depend on how the walks are cut into chunks or
-    threads."""
+    negatives from one pool of that many draws over part ``j``, drawn (rows prefetched) at
+    the group's first pair in the bucket (:func:`kernelne.trainer.fill_pool`)."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
@@ -175,12 +170,8 @@ def _bucket_blocks(walks, ids, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
     pairs = np.zeros(n_blocks, np.int64)
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
-        q = cfg.negative_pool
-        pool = np.empty(q, np.int64)
-        pool_next = np.empty(q, np.int64)
-        group_size = parts * parts
-        group = np.int64(-1)  # the walk group whose pool ``pool`` holds
-        fetched = 0  # rows of ``pool_next`` (group ``group + 1``'s pool) prefetched so far
+        pool = np.empty(cfg.negative_pool, np.int64)
+        pool_group = np.full(1, -1, np.int64)  # the walk group whose draws the pool holds
         loss = np.zeros(2, np.float32)
         kept = np.empty(walks.shape[1], walks.dtype)
         count = 0
@@ -192,41 +183,26 @@ def _bucket_blocks(walks, ids, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
                         prefetch_row(A, np.int64(v // parts))
                     elif v >= 0 and v % parts == j:
                         prefetch_row(B, np.int64(v // parts))
-            g = ids[w] // group_size
-            if q > 0 and g != group:
-                if group >= 0 and g == group + 1:  # drawn during the group before
-                    prefetch_rows(B, pool_next, fetched, q)
-                    pool, pool_next = pool_next, pool
-                else:
-                    fill_pool(_pool_stream(cfg, tag, g), pool, noise, B)
-                group = g
-                draw_pool(_pool_stream(cfg, tag, g + 1), pool_next, noise)
-                fetched = 0
-            if q > 0:
-                fetched = prefetch_rows(B, pool_next, fetched,
-                                        (ids[w] % group_size + 1) * q // group_size)
             count += _bucket_walk(walks[w], ids[w], A, B, i, j, parts, kernel, noise,
-                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool)
+                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool,
+                                  pool_group)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
         pairs[blk] = count
     return pairs.sum()
 
 
-@njit(inline="always")
-def _pool_stream(cfg, tag, group):
-    """The generator of walk group ``group``'s negative pool in the bucket ``tag``."""
-    return stream_state(cfg.seed ^ _POOL_STREAM ^ mix64(tag), np.uint64(group))
-
-
 @njit(inline="always", fastmath=True)
 def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
-                 ahead, loss, tag, keep, kept, pool):
-    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number. ``pool``:
-    the walk's group's negative pool (empty: fresh draws)."""
+                 ahead, loss, tag, keep, kept, pool, pool_group):
+    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number. ``pool``
+    (if any) is drawn again at the first pair of a walk of a group other than
+    ``pool_group[0]``."""
     linear = kernel.kinds[0] == 2
     state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
-    if pool.shape[0] == 0:
+    pooled = pool.shape[0] > 0
+    group = walk_id // (parts * parts)
+    if not pooled:
         for k in range(cfg.negatives):
             state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
     n = walk.shape[0]
@@ -253,6 +229,9 @@ def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, 
             if c == pos or u % parts != j:
                 continue
             count += 1
+            if pooled and pool_group[0] != group:
+                state = fill_pool(state, pool, noise, B)
+                pool_group[0] = group
             state = next_negatives(state, negs, ahead, noise, B, pool)
             _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                   cfg.learn_beta, loss, cfg.loglik)
