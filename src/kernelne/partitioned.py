@@ -181,7 +181,7 @@ def _bucket_blocks(walks, ids, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
                 for v in walks[w + 1]:
                     if v >= 0 and v % parts == i:
                         prefetch_row(A, np.int64(v // parts))
-                    elif v >= 0 and v % parts == j:
+                    if v >= 0 and v % parts == j:  # both, in a bucket (i, i)
                         prefetch_row(B, np.int64(v // parts))
             count += _bucket_walk(walks[w], ids[w], A, B, i, j, parts, kernel, noise,
                                   cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool,
