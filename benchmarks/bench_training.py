@@ -68,6 +68,7 @@ def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
     # allocated once: each timed run continues training (as gensim's runs do)
     A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
     B = np.zeros((n, dim), np.float32)
+    B.fill(0.0)  # map its pages now: np.zeros' pages would be faulted in by the first timed run
 
     def run():
         with numba_threads(threads):
