@@ -505,7 +505,7 @@ def _train_walk(
         seq = kept
     center_index = walk_id * length
     n_next = pool_next.shape[0]
-    planned = max(1, _window_pairs(n, window))
+    planned = max(1, _window_pairs(n, window)) if n_next > 0 else 1
     pair_loss = np.zeros(2, np.float32)
     for pos in range(n):
         frac = 1.0 - (center_index + pos) / cfg.total_centers
@@ -521,7 +521,8 @@ def _train_walk(
                 continue
             count += n_ctx
             state = next_negatives(state, negs, ahead, noise, B, pool)
-            fetched = prefetch_rows(B, pool_next, fetched, (pos + 1) * n_next // n)
+            if n_next > 0:
+                fetched = prefetch_rows(B, pool_next, fetched, (pos + 1) * n_next // n)
             ca = _ZERO
             for c in range(lo, hi):
                 if c == pos:
@@ -563,7 +564,9 @@ def _train_walk(
                 continue
             count += 1
             state = next_negatives(state, negs, ahead, noise, B, pool)
-            fetched = prefetch_rows(B, pool_next, fetched, min(n_next, count * n_next // planned))
+            if n_next > 0:  # no division per pair without a pool
+                fetched = prefetch_rows(B, pool_next, fetched,
+                                        min(n_next, count * n_next // planned))
             if not masked:
                 _pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                       learn_beta, pair_loss, loglik)
