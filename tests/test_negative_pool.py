@@ -1,6 +1,6 @@
 """Negatives from a per-walk pool (issue #19, ``negative_pool``): where "auto" turns it on,
 that the pool is an i.i.d. sample of the noise distribution and each pair picks from it only,
-what a walk's negatives are with a pool of one, a bucket's pool shared by P^2 walks, quality against
+what a walk's negatives are with a pool of one, how often a bucket renews its pool, quality against
 negatives per pair (plain and partitioned fits) and the default left bit for bit unchanged.
 
 Which negatives a walk drew is read from the trainer's ``losses`` output as in
@@ -137,15 +137,15 @@ def test_a_walks_pool_is_its_own_whatever_walks_train_before_it(shared):
     assert np.abs(together[1]).sum() > 0
 
 
-def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():
-    """P = 2: walks ``[0, 1]`` have one pair in bucket (0, 1) each; with a pool of one slot
-    and k = 1 the 8 walks (ids 0-7: groups 0-3 and 4-7) draw one negative per group, so each
-    node's count of negatives (read from ``losses[1]`` as above) is a multiple of 4."""
+def test_a_buckets_pool_is_renewed_every_l_times_l_minus_1_pairs():
+    """P = 2: walks ``[0, 1, -1]`` (length L = 3) have one pair in bucket (0, 1) each; with a
+    pool of one slot and k = 1 the 12 pairs draw one negative per L (L - 1) = 6 pairs, so each
+    node's count of negatives (read from ``losses[1]`` as above) is a multiple of 6."""
     rows = 5
     A = np.eye(1, rows, dtype=np.float32)  # part 0's block: node 0 is row 0
     w = 16.0 ** np.arange(rows)
     B = np.repeat(np.sqrt(w)[:, None], rows, axis=1).astype(np.float32)
-    walks = np.tile(np.array([0, 1], np.int32), (8, 1))
+    walks = np.tile(np.array([0, 1, -1], np.int32), (12, 1))
     seen = set()
     for seed in range(10):
         settings = TrainSettings(1e9, 1, 1, TINY_LR, TINY_LR * 0.5, 0.0, seed=seed,
@@ -159,10 +159,10 @@ def test_a_buckets_pool_is_shared_by_p_squared_consecutive_walks():
         for _ in range(rows):
             counts.append(total % 16)
             total //= 16
-        assert pairs == 8 and sum(counts) == 8
-        assert all(c % 4 == 0 for c in counts), counts
+        assert pairs == 12 and sum(counts) == 12
+        assert all(c % 6 == 0 for c in counts), counts
         seen.add(tuple(counts))
-    assert len(seen) > 1  # the groups' draws differ between seeds
+    assert len(seen) > 1  # the draws differ between seeds
 
 
 def _sbm(n=2000, m=12000, k=5, mu=0.3):

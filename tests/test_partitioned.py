@@ -93,11 +93,11 @@ def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
         A = rng.uniform(-0.1, 0.1, (part_size(n, parts, i), d)).astype(np.float32)
         B = rng.uniform(-0.1, 0.1, (part_size(n, parts, j), d)).astype(np.float32)
         A2, B2 = A.copy(), B.copy()
-        with numba_threads(1):  # one thread: the same walks in the same order, bit for bit
-            every = train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts, kernel,
-                                 noise, settings)
-            chosen = 0
-            for lo, hi in read_windows(0, len(walks), parts * parts, 30):  # in windows
+        every = chosen = 0
+        with numba_threads(1):  # one thread: the same pairs in the same order, bit for bit
+            for lo, hi in read_windows(len(walks), 30):  # the chunks a bucket task reads
+                every += train_bucket(walks[lo:hi], np.arange(lo, hi), A, B, i, j, parts,
+                                      kernel, noise, settings)
                 chunk = lo + walks_of_bucket(masks[lo:hi], i, j)
                 chosen += train_bucket(walks[chunk], chunk, A2, B2, i, j, parts, kernel, noise,
                                        settings)
@@ -151,12 +151,21 @@ def test_the_restart_look_reads_the_blocks_where_they_lie(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # no matrix written out
 
 
-def test_read_windows_cover_the_rows_and_never_split_a_group_of_walks():
-    for first, n_rows in ((0, 50), (13, 50), (16, 3), (5, 0)):
-        windows = read_windows(first, n_rows, 4, 9)  # 9 rows: windows of 2 groups of 4
+def test_a_chunks_pairs_are_trained_sorted_by_center_row_in_walk_order_within_a_row():
+    rng = np.random.default_rng(0)
+    centers = rng.integers(0, 7, 200).astype(np.int32)
+    contexts = np.arange(200, dtype=np.int32)  # the walk order
+    rates = contexts.astype(np.float32)
+    c, u, r = partitioned._by_center(centers, contexts, rates, 7)
+    assert np.array_equal(c, np.sort(centers))
+    assert np.array_equal(u, np.argsort(centers, kind="stable")) and np.array_equal(r, u)
+
+
+def test_read_windows_cover_the_rows_in_chunks_of_the_same_size():
+    for n_rows, size in ((50, 9), (3, 9), (0, 9), (18, 9)):
+        windows = read_windows(n_rows, size)
         assert [r for lo, hi in windows for r in range(lo, hi)] == list(range(n_rows))
-        for lo, _ in windows[1:]:
-            assert (first + lo) % 4 == 0
+        assert all(hi - lo == size for lo, hi in windows[:-1])
 
 
 def test_part_masks_above_64_parts_keep_every_walk_with_pairs():

@@ -71,17 +71,20 @@ from kernelne.trainer import (
     _center_window,
     _pair,
     _subsample,
+    draw_pool,
     fill_pool,
     keep_probabilities,
     kernel_arrays,
     next_negatives,
+    prefetch_rows,
     thread_buffers,
     train_settings,
 )
 from kernelne.walks import WalkCorpus, count_visits
 
 PLAN_VERSION = 3
-READ_WALKS = 1 << 16  # walks read from a round's file at a time
+READ_WALKS = 1 << 16  # walks read from a round's file at a time: a chunk whose pairs are sorted
+AHEAD = 4  # pairs whose rows a bucket prefetches ahead
 # Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
 # plain fit .823): the finer the rounds, the more the parts' updates interleave.
 DEFAULT_ROUNDS = 20
@@ -134,110 +137,161 @@ def train_bucket(
     losses: np.ndarray | None = None, keep: np.ndarray | None = None,
 ) -> int:
     """Train bucket ``(i, j)`` on a chunk of walks (global node ids; ``ids`` their walk ids,
-    int64, ascending, which seed their draws and place them on the learning-rate schedule):
-    every pair whose center is in part ``i`` and context in part ``j``, ``A`` and ``B`` the
-    blocks ``A_i`` and ``B_j`` (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the
-    pairs trained. A walk without such pairs can be left out of the chunk: it draws nothing.
+    int64, ascending, which place them on the learning-rate schedule): every pair whose center
+    is in part ``i`` and context in part ``j``, ``A`` and ``B`` the blocks ``A_i`` and ``B_j``
+    (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained. A walk
+    without such pairs can be left out of the chunk: it adds no pair.
+
+    The chunk's pairs are trained **sorted by center row** (walk order within a row), so ``A_i``
+    is read in ascending order, not at random: a pair then waits for one random row of ``B_j``,
+    as in a plain fit, not two. The order depends on the chunk, so a fit cuts its rounds into
+    the same chunks every time (:func:`read_windows`). Negatives: k per pair over part ``j``,
+    drawn one pair ahead, or (``settings.negative_pool``) picked from a pool of that many draws
+    renewed every ``L (L - 1)`` pairs (at most a plain fit's pairs of one walk of length
+    ``L``), its rows prefetched when drawn. The draws' stream is seeded by the bucket and the
+    id of the chunk's first walk with a pair here, so one thread gives the same bytes whether
+    or not the walks without pairs were left out.
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
-    sees the same subsampled walk and windows. ``settings.negative_pool``: the pairs of
-    ``P^2`` consecutive walks (ids ``g P^2 .. (g+1) P^2 - 1``; a walk has about ``1/P^2`` of
-    its pairs here, so a pool serves about one walk's pairs, as in a plain fit) pick their
-    negatives from one pool of that many draws over part ``j``, drawn (rows prefetched) at
-    the group's first pair in the bucket (:func:`kernelne.trainer.fill_pool`)."""
+    sees the same subsampled walk and windows."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
         raise ValueError("partitioned training uses negatives per pair")
-    n_blocks = max(1, min(numba.get_num_threads(), len(walks)))
-    block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
-    tag = np.uint64(i * parts + j + 1)
     ids = np.asarray(ids, dtype=np.int64)
-    pairs = int(_bucket_blocks(walks, ids, A, B, np.int64(i), np.int64(j),
-                               np.int64(parts), kernel, noise, settings, n_blocks, block_losses,
-                               tag, keep))
+    centers, contexts, rates, first = _bucket_pairs(walks, ids, i, j, parts, settings, keep)
+    count = len(centers)
+    if count == 0:
+        return 0
+    centers, contexts, rates = _by_center(centers, contexts, rates, A.shape[0])
+    n_blocks = max(1, min(numba.get_num_threads(), count // 1024))
+    block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
+    seed = np.uint64(stream_state(
+        settings.seed ^ _NEG_STREAM ^ mix64(np.uint64(i * parts + j + 1)), np.uint64(first)))
+    _train_pairs(centers, contexts, rates, A, B, kernel, noise, settings, n_blocks,
+                 block_losses, seed, max(1, walks.shape[1] * (walks.shape[1] - 1)))
     if losses is not None:
         losses += block_losses.sum(axis=0)
-    return pairs
+    return count
+
+
+@njit(cache=True)
+def _bucket_pairs(walks, ids, i, j, parts, cfg, keep):
+    """The pairs of bucket ``(i, j)`` in the walks, in walk order: center and context rows
+    (``v // P``) and the center's learning rate, and the id of the first walk that has one
+    (-1 if none)."""
+    size = max(16, 2 * walks.shape[0])  # about 1.4 pairs a walk at P = 8; doubled when full
+    centers, contexts = np.empty(size, np.int32), np.empty(size, np.int32)
+    rates = np.empty(size, np.float32)
+    kept = np.empty(walks.shape[1], walks.dtype)
+    count = 0
+    first = -1
+    for w in range(walks.shape[0]):
+        walk = walks[w]
+        n = walk.shape[0]
+        while n > 0 and walk[n - 1] < 0:
+            n -= 1
+        ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(ids[w]))  # as a plain fit's
+        seq = walk
+        if keep.shape[0] > 0:
+            ctx, n = _subsample(walk, n, keep, ctx, kept)
+            seq = kept
+        center_index = ids[w] * walk.shape[0]
+        for pos in range(n):
+            v = seq[pos]
+            ctx, b = _center_window(ctx, cfg.window, cfg.window_shrink)  # drawn for every center
+            if v % parts != i:
+                continue
+            frac = 1.0 - (center_index + pos) / cfg.total_centers
+            lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
+            for c in range(max(0, pos - b), min(n, pos + b + 1)):
+                u = seq[c]
+                if c == pos or u % parts != j:
+                    continue
+                if count == size:
+                    size *= 2
+                    centers, contexts = _grown(centers, size), _grown(contexts, size)
+                    rates = _grown(rates, size)
+                if count == 0:
+                    first = ids[w]
+                centers[count] = v // parts
+                contexts[count] = u // parts
+                rates[count] = lr
+                count += 1
+    return centers[:count], contexts[:count], rates[:count], first
+
+
+@njit(inline="always")
+def _grown(array, size):
+    out = np.empty(size, array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+@njit(cache=True)
+def _by_center(centers, contexts, rates, rows):
+    """The pairs sorted by center row, stably (a counting sort over ``rows`` rows)."""
+    start = np.zeros(rows + 1, np.int64)
+    for c in centers:
+        start[c + 1] += 1
+    for r in range(rows):
+        start[r + 1] += start[r]
+    c_out, u_out, r_out = np.empty_like(centers), np.empty_like(contexts), np.empty_like(rates)
+    for p in range(centers.shape[0]):
+        q = start[centers[p]]
+        start[centers[p]] = q + 1
+        c_out[q], u_out[q], r_out[q] = centers[p], contexts[p], rates[p]
+    return c_out, u_out, r_out
 
 
 @njit(parallel=True, fastmath=True, cache=True)
-def _bucket_blocks(walks, ids, A, B, i, j, parts, kernel, noise, cfg, n_blocks,
-                   block_losses, tag, keep):
-    n_walks = walks.shape[0]
+def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, block_losses,
+                 seed, renew):
+    """The pairs in their order, split into ``n_blocks`` runs trained in parallel (Hogwild);
+    the rows of the pair ``AHEAD`` pairs on prefetched. A pool (if any) is renewed every
+    ``renew`` pairs; the next one is drawn with it and its rows prefetched a few per pair
+    over the ``renew`` pairs before it is used (as a plain fit does over a walk: a burst of
+    all its rows at once would stall the pairs that follow)."""
+    n_pairs = centers.shape[0]
     d = A.shape[1]
     m = kernel.kinds.shape[0]
-    pairs = np.zeros(n_blocks, np.int64)
+    linear = kernel.kinds[0] == 2
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
-        pool = np.empty(cfg.negative_pool, np.int64)
-        pool_group = np.full(1, -1, np.int64)  # the walk group whose draws the pool holds
+        size = cfg.negative_pool
+        pool = np.empty(size, np.int64)
+        pool_next = np.empty(size, np.int64)
         loss = np.zeros(2, np.float32)
-        kept = np.empty(walks.shape[1], walks.dtype)
-        count = 0
-        stop = (blk + 1) * n_walks // n_blocks
-        for w in range(blk * n_walks // n_blocks, stop):
-            if w + 1 < stop:
-                for v in walks[w + 1]:
-                    if v >= 0 and v % parts == i:
-                        prefetch_row(A, np.int64(v // parts))
-                    if v >= 0 and v % parts == j:  # both, in a bucket (i, i)
-                        prefetch_row(B, np.int64(v // parts))
-            count += _bucket_walk(walks[w], ids[w], A, B, i, j, parts, kernel, noise,
-                                  cfg, neu, kv, gbeta, negs, ahead, loss, tag, keep, kept, pool,
-                                  pool_group)
-        block_losses[blk, 0] += loss[0]
-        block_losses[blk, 1] += loss[1]
-        pairs[blk] = count
-    return pairs.sum()
-
-
-@njit(inline="always", fastmath=True)
-def _bucket_walk(walk, walk_id, A, B, i, j, parts, kernel, noise, cfg, neu, kv, gbeta, negs,
-                 ahead, loss, tag, keep, kept, pool, pool_group):
-    """The pairs of one walk that fall in bucket ``(i, j)``; returns their number. ``pool``
-    (if any) is drawn again at the first pair of a walk of a group other than
-    ``pool_group[0]``."""
-    linear = kernel.kinds[0] == 2
-    state = stream_state(cfg.seed ^ _NEG_STREAM ^ mix64(tag), np.uint64(walk_id))
-    pooled = pool.shape[0] > 0
-    group = walk_id // (parts * parts)
-    if not pooled:
-        for k in range(cfg.negatives):
-            state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
-    n = walk.shape[0]
-    while n > 0 and walk[n - 1] < 0:
-        n -= 1
-    ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(walk_id))  # as a plain fit's
-    seq = walk
-    if keep.shape[0] > 0:
-        ctx, n = _subsample(walk, n, keep, ctx, kept)
-        seq = kept
-    center_index = walk_id * walk.shape[0]
-    count = 0
-    for pos in range(n):
-        v = seq[pos]
-        ctx, b = _center_window(ctx, cfg.window, cfg.window_shrink)  # drawn for every center
-        if v % parts != i:
-            continue
-        frac = 1.0 - (center_index + pos) / cfg.total_centers
-        lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
-        lr_reg = lr * cfg.reg
-        a = A[v // parts]
-        for c in range(max(0, pos - b), min(n, pos + b + 1)):
-            u = seq[c]
-            if c == pos or u % parts != j:
-                continue
-            count += 1
-            if pooled and pool_group[0] != group:
-                state = fill_pool(state, pool, noise, B)
-                pool_group[0] = group
+        state = stream_state(seed, np.uint64(blk))
+        lo = blk * n_pairs // n_blocks
+        hi = (blk + 1) * n_pairs // n_blocks
+        fetched = 0
+        if size == 0:
+            for k in range(cfg.negatives):
+                state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
+        else:
+            state = fill_pool(state, pool_next, noise, B)
+        for p in range(lo, hi):
+            q = p + AHEAD
+            if q < hi:
+                prefetch_row(A, np.int64(centers[q]))
+                prefetch_row(B, np.int64(contexts[q]))
+            if size > 0:
+                t = (p - lo) % renew
+                if t == 0:
+                    prefetch_rows(B, pool_next, fetched, size)
+                    pool[:] = pool_next
+                    state = draw_pool(state, pool_next, noise)
+                    fetched = 0
+                fetched = prefetch_rows(B, pool_next, fetched, (t + 1) * size // renew)
             state = next_negatives(state, negs, ahead, noise, B, pool)
-            _pair(a, B, np.int64(u // parts), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
-                  cfg.learn_beta, loss, cfg.loglik)
+            lr = rates[p]
+            _pair(A[centers[p]], B, np.int64(contexts[p]), negs, neu, kv, gbeta, lr,
+                  lr * cfg.reg, linear, kernel, cfg.learn_beta, loss, cfg.loglik)
             if cfg.learn_beta:
                 _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
-    return count
+        block_losses[blk, 0] += loss[0]
+        block_losses[blk, 1] += loss[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,14 +355,11 @@ def _write_json(path: Path, data: dict) -> None:
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-def read_windows(first_walk: int, n_rows: int, group: int, size: int) -> list[tuple[int, int]]:
-    """Windows ``[lo, hi)`` of a round's file rows (row ``r`` is walk ``first_walk + r``) of
-    about ``size`` rows that never split a group of ``group`` consecutive walk ids: a group's
-    negative pool is drawn at its first pair in a call of :func:`train_bucket`, so a window
-    boundary inside a group would draw it twice and make the fit depend on ``size``."""
-    step = max(1, size // group) * group
-    start = -(first_walk % group)  # the row where walk ids reach a multiple of ``group``
-    return [(max(lo, 0), min(lo + step, n_rows)) for lo in range(start, n_rows, step)]
+def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
+    """The chunks ``[lo, hi)`` of ``size`` rows that a bucket reads from a round's file and
+    trains one at a time: always the same, since a chunk's pairs are trained sorted
+    (:func:`train_bucket`)."""
+    return [(lo, min(lo + size, n_rows)) for lo in range(0, n_rows, size)]
 
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
@@ -333,7 +384,7 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     losses = np.zeros(2)
     pairs = 0
     with numba_threads(threads):
-        for lo, hi in read_windows(first_walk, n_rows, parts * parts, READ_WALKS):
+        for lo, hi in read_windows(n_rows, READ_WALKS):
             rows = walks_of_bucket(read_rows(masks_path, lo, hi), i, j)
             pairs += train_bucket(read_rows(walks_path, lo, hi)[rows], first_walk + lo + rows,
                                   A, B, i, j, parts, kernel, noise, settings, losses, keep)
