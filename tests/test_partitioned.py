@@ -151,16 +151,6 @@ def test_the_restart_look_reads_the_blocks_where_they_lie(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # no matrix written out
 
 
-def test_a_chunks_pairs_are_trained_sorted_by_center_row_in_walk_order_within_a_row():
-    rng = np.random.default_rng(0)
-    centers = rng.integers(0, 7, 200).astype(np.int32)
-    contexts = np.arange(200, dtype=np.int32)  # the walk order
-    rates = contexts.astype(np.float32)
-    c, u, r = partitioned._by_center(centers, contexts, rates, 7)
-    assert np.array_equal(c, np.sort(centers))
-    assert np.array_equal(u, np.argsort(centers, kind="stable")) and np.array_equal(r, u)
-
-
 def test_read_windows_cover_the_rows_in_chunks_of_the_same_size():
     for n_rows, size in ((50, 9), (3, 9), (0, 9), (18, 9)):
         windows = read_windows(n_rows, size)

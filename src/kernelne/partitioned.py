@@ -21,8 +21,8 @@ version ``t - 1`` (two files per block, by parity); version ``t + 1`` is valid o
 whole step has finished and ``progress.json`` says so. A bucket that dies is rerun from
 version ``t`` (Dask reruns the task of a lost worker); a driver that dies is restarted with the
 same folder and resumes at the first unfinished step. Buckets are deterministic on one thread
-(negatives seeded by (seed, bucket, walk)), so a resumed or rerun fit equals a clean one bit
-for bit.
+(negatives seeded by (seed, bucket, the chunk's first walk with a pair there)), so a resumed
+or rerun fit equals a clean one bit for bit.
 
 MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
 restart (docs/METHOD.md §7) is the plain fit's: when :func:`kernelne.robust.look_due` says so
@@ -83,7 +83,7 @@ from kernelne.trainer import (
 from kernelne.walks import WalkCorpus, count_visits
 
 PLAN_VERSION = 3
-READ_WALKS = 1 << 16  # walks read from a round's file at a time: a chunk whose pairs are sorted
+READ_WALKS = 1 << 16  # walks read from a round's file at a time (a chunk)
 AHEAD = 4  # pairs whose rows a bucket prefetches ahead
 # Rounds of walks: Cora at P = 4 scored Micro-F1 .805 with one round and .824 with 20 (the
 # plain fit .823): the finer the rounds, the more the parts' updates interleave.
@@ -142,15 +142,14 @@ def train_bucket(
     (rows ``v // P``), ``noise`` over part ``j``'s rows. Returns the pairs trained. A walk
     without such pairs can be left out of the chunk: it adds no pair.
 
-    The chunk's pairs are trained **sorted by center row** (walk order within a row), so ``A_i``
-    is read in ascending order, not at random: a pair then waits for one random row of ``B_j``,
-    as in a plain fit, not two. The order depends on the chunk, so a fit cuts its rounds into
-    the same chunks every time (:func:`read_windows`). Negatives: k per pair over part ``j``,
-    drawn one pair ahead, or (``settings.negative_pool``) picked from a pool of that many draws
-    renewed every ``L (L - 1)`` pairs (at most a plain fit's pairs of one walk of length
-    ``L``), its rows prefetched when drawn. The draws' stream is seeded by the bucket and the
-    id of the chunk's first walk with a pair here, so one thread gives the same bytes whether
-    or not the walks without pairs were left out.
+    The chunk's pairs are listed first (:func:`_bucket_pairs`), then trained in walk order
+    (:func:`_train_pairs`). Negatives: k per pair over part ``j``, drawn one pair ahead, or
+    (``settings.negative_pool``) picked from a pool of that many draws renewed every
+    ``L (L - 1)`` pairs (a plain fit's pairs of one walk of length ``L``), the next pool's
+    rows prefetched over the pairs before it. The draws' stream is seeded by the bucket and
+    the id of the chunk's first walk with a pair here, so one thread gives the same bytes
+    whether or not the walks without pairs were left out, but not if the chunks change: a
+    fit cuts its rounds into the same chunks every time (:func:`read_windows`).
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
     sees the same subsampled walk and windows."""
@@ -163,7 +162,6 @@ def train_bucket(
     count = len(centers)
     if count == 0:
         return 0
-    centers, contexts, rates = _by_center(centers, contexts, rates, A.shape[0])
     n_blocks = max(1, min(numba.get_num_threads(), count // 1024))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     seed = np.uint64(stream_state(
@@ -226,22 +224,6 @@ def _grown(array, size):
     out = np.empty(size, array.dtype)
     out[: array.shape[0]] = array
     return out
-
-
-@njit(cache=True)
-def _by_center(centers, contexts, rates, rows):
-    """The pairs sorted by center row, stably (a counting sort over ``rows`` rows)."""
-    start = np.zeros(rows + 1, np.int64)
-    for c in centers:
-        start[c + 1] += 1
-    for r in range(rows):
-        start[r + 1] += start[r]
-    c_out, u_out, r_out = np.empty_like(centers), np.empty_like(contexts), np.empty_like(rates)
-    for p in range(centers.shape[0]):
-        q = start[centers[p]]
-        start[centers[p]] = q + 1
-        c_out[q], u_out[q], r_out[q] = centers[p], contexts[p], rates[p]
-    return c_out, u_out, r_out
 
 
 @njit(parallel=True, fastmath=True, cache=True)
@@ -357,7 +339,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
     """The chunks ``[lo, hi)`` of ``size`` rows that a bucket reads from a round's file and
-    trains one at a time: always the same, since a chunk's pairs are trained sorted
+    trains one at a time: always the same, since a chunk's draws are seeded by the chunk
     (:func:`train_bucket`)."""
     return [(lo, min(lo + size, n_rows)) for lo in range(0, n_rows, size)]
 
