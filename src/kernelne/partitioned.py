@@ -248,6 +248,7 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
         lo = blk * n_pairs // n_blocks
         hi = (blk + 1) * n_pairs // n_blocks
         fetched = 0
+        t = renew  # pairs since the pool was renewed
         if size == 0:
             for k in range(cfg.negatives):
                 state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
@@ -259,13 +260,14 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
                 prefetch_row(A, np.int64(centers[q]))
                 prefetch_row(B, np.int64(contexts[q]))
             if size > 0:
-                t = (p - lo) % renew
-                if t == 0:
+                if t == renew:
                     prefetch_rows(B, pool_next, fetched, size)
                     pool[:] = pool_next
                     state = draw_pool(state, pool_next, noise)
                     fetched = 0
-                fetched = prefetch_rows(B, pool_next, fetched, (t + 1) * size // renew)
+                    t = 0
+                t += 1
+                fetched = prefetch_rows(B, pool_next, fetched, t * size // renew)
             state = next_negatives(state, negs, ahead, noise, B, pool)
             lr = rates[p]
             _pair(A[centers[p]], B, np.int64(contexts[p]), negs, neu, kv, gbeta, lr,
