@@ -163,6 +163,7 @@ def test_a_buckets_pool_is_renewed_every_l_times_l_minus_1_pairs():
         assert all(c % 6 == 0 for c in counts), counts
         seen.add(tuple(counts))
     assert len(seen) > 1  # the draws differ between seeds
+    assert any(max(c) == 6 for c in seen)  # two draws, not one for all 12 pairs
 
 
 def _sbm(n=2000, m=12000, k=5, mu=0.3):
