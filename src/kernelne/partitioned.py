@@ -260,9 +260,9 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
                 prefetch_row(A, np.int64(centers[q]))
                 prefetch_row(B, np.int64(contexts[q]))
             if size > 0:
-                if t == renew:
+                if t == renew:  # the pool drawn ahead is this one's; draw the next
                     prefetch_rows(B, pool_next, fetched, size)
-                    pool[:] = pool_next
+                    pool, pool_next = pool_next, pool
                     state = draw_pool(state, pool_next, noise)
                     fetched = 0
                     t = 0
