@@ -216,6 +216,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--work", default=None, help="folder for gensim's corpus files")
     args = ap.parse_args()
+    if args.work is not None:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
 
     print(f"walks of length 10, window 10, k = 5, d = 128, one epoch; {conditions()}")
     print("gensim modes: corpus_file = walks in a text file, vocabulary built untimed, "
