@@ -34,6 +34,7 @@ from kernelne.evaluation import (
 )
 from kernelne.kernels import parse_kernel
 from kernelne.parallel import numba_threads
+from kernelne.rows import aligned_rows, uniform_rows
 from kernelne.sampling import alias_table
 from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 
@@ -53,8 +54,8 @@ def train_once(walks, n: int, specs, learn_beta: bool, threads: int, dim: int = 
     settings = TrainSettings(float(walks.size), learn_beta=learn_beta, seed=1)
 
     def run(w=walks):
-        A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
-        B = np.zeros((n, dim), np.float32)
+        A = uniform_rows(np.random.default_rng(0), n, dim, 0.5 / dim)
+        B = aligned_rows(n, dim, 0.0)
         with numba_threads(threads):
             train_walks(w, 0, A, B, kernel_arrays(kernels), noise, settings)
 

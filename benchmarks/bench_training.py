@@ -38,6 +38,7 @@ from gensim.models import Word2Vec
 from kernelne import load_dataset, random_walks
 from kernelne.kernels import Kernel, parse_kernel
 from kernelne.parallel import numba_threads
+from kernelne.rows import aligned_rows, uniform_rows
 from kernelne.sampling import alias_table
 from kernelne.trainer import POOL_SIZE, Noise, TrainSettings, kernel_arrays, train_walks
 
@@ -65,10 +66,10 @@ def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
     settings = TrainSettings(float(walks.size), learn_beta=len(kernels) > 1, seed=1,
                              shared_negatives=shared_negatives, negative_pool=negative_pool)
 
-    # allocated once: each timed run continues training (as gensim's runs do)
-    A = np.random.default_rng(0).uniform(-0.5 / dim, 0.5 / dim, (n, dim)).astype(np.float32)
-    B = np.zeros((n, dim), np.float32)
-    B.fill(0.0)  # map its pages now: np.zeros' pages would be faulted in by the first timed run
+    # allocated once, as a fit allocates them: each timed run continues training (as gensim's
+    # runs do); B's pages are mapped now, not by the first timed run
+    A = uniform_rows(np.random.default_rng(0), n, dim, 0.5 / dim)
+    B = aligned_rows(n, dim, 0.0)
 
     def run():
         with numba_threads(threads):

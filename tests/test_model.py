@@ -351,3 +351,17 @@ def test_multi_kernel_weights_stay_stable_over_the_first_walks(planted):
             Noise(prob, alias), TrainSettings(1e6, learn_beta=True, seed=1),
         )
         assert beta.sum() > 0.1 and beta.max() < 1.0, (i, beta)
+
+
+def test_the_rows_start_on_cache_lines(small_graph):
+    from kernelne.rows import LINE, aligned_rows
+
+    for n, d, fill in ((1, 1, None), (5000, 128, 0.0), (7, 33, 2.5)):
+        rows = aligned_rows(n, d, fill)
+        assert rows.shape == (n, d) and rows.dtype == np.float32 and rows.flags.c_contiguous
+        assert rows.ctypes.data % LINE == 0
+        if fill is not None:
+            assert (rows == fill).all()
+    model = KernelNE(dim=16, walks_per_node=2, random_state=0, workers=1).fit(small_graph)
+    assert model.embedding_.ctypes.data % LINE == 0
+    assert model.context_embedding_.ctypes.data % LINE == 0

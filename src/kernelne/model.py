@@ -38,7 +38,7 @@ from kernelne.robust import (
     look_due,
     shell_figures,
 )
-from kernelne.rows import check_row_memory, out_of_memory, uniform_rows
+from kernelne.rows import aligned_rows, check_row_memory, out_of_memory, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import (
     LOSSES,
@@ -485,7 +485,7 @@ class _Run:
         rng = np.random.default_rng(int(seed))
         try:
             self.A = uniform_rows(rng, n, d, 0.5 / d)
-            self.B = np.zeros((n, d), dtype=np.float32)
+            self.B = aligned_rows(n, d, 0.0)
         except MemoryError:
             raise out_of_memory(n, d) from None
         self.kernel = kernel_arrays(kernels, None if beta is None else beta.copy(), scale=rho)

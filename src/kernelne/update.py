@@ -51,7 +51,7 @@ from kernelne.diagnostics import check_finite
 from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
 from kernelne.parallel import numba_threads
-from kernelne.rows import uniform_rows
+from kernelne.rows import aligned_rows, uniform_rows
 from kernelne.sampling import alias_table, seed_to_uint64
 from kernelne.trainer import Noise, keep_probabilities, kernel_arrays, train_settings, train_walks
 from kernelne.walks import WalkCorpus, count_visits
@@ -143,8 +143,8 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
 
     seed = seed_to_uint64(model.random_state) ^ _UPDATE_STREAM
     rng = np.random.default_rng(int(seed))
-    A = np.empty((n, d), dtype=np.float32)
-    B = np.zeros((n, d), dtype=np.float32)
+    A = aligned_rows(n, d)
+    B = aligned_rows(n, d, 0.0)
     A[pos[kept]] = model.embedding_[kept]
     B[pos[kept]] = model.context_embedding_[kept]
     A[fresh] = uniform_rows(rng, len(fresh), d, 0.5 / d)
