@@ -24,6 +24,7 @@ from kernelne.partitioned import (
     bucket_order,
     part_masks,
     part_size,
+    read_block,
     read_rows,
     read_windows,
     train_bucket,
@@ -31,7 +32,13 @@ from kernelne.partitioned import (
 )
 from kernelne.robust import PART_SHELL_OFFSET, SHELL_AUC, shell_figures
 from kernelne.sampling import alias_table
-from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
+from kernelne.trainer import (
+    Noise,
+    TrainSettings,
+    keep_probabilities,
+    kernel_arrays,
+    train_walks,
+)
 from kernelne.walks import random_walks
 
 
@@ -55,15 +62,18 @@ def test_part_sizes_cover_the_nodes():
             assert sum(part_size(n, parts, i) for i in range(parts)) == n
 
 
-def test_buckets_train_exactly_the_pairs_of_the_plain_trainer():
+@pytest.mark.parametrize("shrink, subsample", [(False, False), (True, True)])
+def test_buckets_train_exactly_the_pairs_of_the_plain_trainer(shrink, subsample):
     g, _ = sbm_graph()
     walks = random_walks(g, 2, 10, seed=1)
+    walks[::7, 6:] = -1  # walks that stopped early
     n, d, parts = g.n_nodes, 8, 3
-    settings = TrainSettings(float(walks.size), 4, 2, seed=1)
+    settings = TrainSettings(float(walks.size), 4, 2, seed=1, window_shrink=shrink)
     kernel = kernel_arrays([Kernel("gauss", 1.4)])
     counts = np.bincount(walks[walks >= 0], minlength=n) + 1.0
+    keep = keep_probabilities(counts, 1e-3) if subsample else None
     plain = train_walks(walks, 0, np.zeros((n, d), np.float32), np.zeros((n, d), np.float32),
-                        kernel, Noise(*alias_table(counts**0.75)), settings)
+                        kernel, Noise(*alias_table(counts**0.75)), settings, keep=keep)
     total = 0
     for i in range(parts):
         for j in range(parts):
@@ -71,8 +81,32 @@ def test_buckets_train_exactly_the_pairs_of_the_plain_trainer():
             A = np.zeros((part_size(n, parts, i), d), np.float32)
             B = np.zeros((part_size(n, parts, j), d), np.float32)
             total += train_bucket(walks, np.arange(len(walks)), A, B, i, j, parts, kernel,
-                                  noise, settings)
+                                  noise, settings, keep=keep)
     assert total == plain > 0
+
+
+def test_a_bucket_lists_the_window_pairs_of_its_parts_in_walk_order():
+    g, _ = sbm_graph()
+    walks = random_walks(g, 3, 10, seed=2)
+    walks[::5, 4:] = -1
+    parts, window = 4, 3
+    settings = TrainSettings(float(walks.size), window, 2, seed=2).typed()
+    ids = np.arange(len(walks), dtype=np.int64)
+    no_keep = np.empty(0, np.float32)
+    for i, j in ((0, 0), (1, 3), (3, 2)):
+        expected, first_expected = [], -1
+        for w, walk in enumerate(walks):
+            seq = walk[walk >= 0]
+            for pos, v in enumerate(seq):
+                for c in range(max(0, pos - window), min(len(seq), pos + window + 1)):
+                    if c != pos and v % parts == i and seq[c] % parts == j:
+                        expected.append((v // parts, seq[c] // parts))
+            if first_expected < 0 and expected:
+                first_expected = w
+        centers, contexts, _, first = partitioned._bucket_pairs(walks, ids, i, j, parts,
+                                                                settings, no_keep)
+        assert list(zip(centers.tolist(), contexts.tolist(), strict=True)) == expected
+        assert first == first_expected >= 0
 
 
 def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
@@ -149,6 +183,18 @@ def test_the_restart_look_reads_the_blocks_where_they_lie(tmp_path):
                               {"scale": 1.0, "pairs": 1000, "narrowed": []}, None)
     assert look == shell_figures(A, B, g.indptr, g.indices, counts > 0, beta, 1.0, 1000, parts)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks"]  # no matrix written out
+
+
+def test_a_block_is_read_whole_onto_cache_lines_and_a_cut_one_is_refused(tmp_path):
+    block = np.random.default_rng(0).random((1000, 24), dtype=np.float32)
+    path = tmp_path / "A0.v0.npy"
+    np.save(path, block)
+    read = read_block(path)
+    assert np.array_equal(read, block) and read.ctypes.data % 64 == 0
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size - 4)
+    with pytest.raises(OSError, match="truncated"):
+        read_block(path)
 
 
 def test_read_windows_cover_the_rows_in_chunks_of_the_same_size():
