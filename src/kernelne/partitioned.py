@@ -181,7 +181,7 @@ def _bucket_pairs(walks, ids, i, j, parts, cfg, keep):
     (-1 if none). A walk's positions in parts ``i`` and ``j`` are listed first, then every
     (center, context) of the two lists inside the center's window is written and kept by a
     count that grows only if it is in (no branch per node: the parts are random, so a branch
-    on them mispredicts; listing ran 2.8x faster so)."""
+    on them mispredicts; listing ran 2.2x faster so)."""
     size = max(16, 2 * walks.shape[0])  # about 1.4 pairs a walk at P = 8; grown when full
     centers, contexts = np.empty(size, np.int32), np.empty(size, np.int32)
     rates = np.empty(size, np.float32)
