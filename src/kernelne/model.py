@@ -353,6 +353,7 @@ class KernelNE(EmbeddingEstimator):
                 narrowed.append(shell)
                 rho *= NARROWING
                 simplex = simplex or shell["weights_collapsed"]
+                del run  # its rows are given up: freed before the next run makes its own
         if run.pairs == 0:
             raise TrainingError(
                 f"no (center, context) pair to train on in {g.summary()} with walk_length="
