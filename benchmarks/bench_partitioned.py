@@ -7,11 +7,13 @@
 
 For each P: one fit (P = 1 is the plain fit), Micro-F1 at 50% of the labels (``--repeats``
 splits, seed 0), wall-clock seconds, the training stage's seconds, the buckets' median
-seconds and the peak memory of the processes that trained (the driver's for a local run, the
-largest worker's on Dask). ``--dask W``: also every P > 1 on a ``LocalCluster`` of W
-single-thread workers. ``--walks``: walks per node (80, the paper's, by default).
-``--threads``: numba threads of the local fits. ``--eval-sample N``: score N labelled nodes
-drawn with seed 0 (the classifier on a million rows takes longer than the fit).
+seconds, their seconds summed by phase (reading the blocks and the walks, listing and
+training the pairs, writing the blocks) and the peak memory of the processes that trained
+(the driver's for a local run, the largest worker's on Dask). ``--dask W``: also every
+P > 1 on a ``LocalCluster`` of W single-thread workers. ``--walks``: walks per node (80,
+the paper's, by default). ``--threads``: numba threads of the local fits.
+``--eval-sample N``: score N labelled nodes drawn with seed 0 (the classifier on a million
+rows takes longer than the fit).
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         row["bucket_median_s"] = float(np.median(r.bucket_seconds))
         row["buckets"] = len(r.bucket_seconds)
         row["peak_mb"] = r.bucket_peak_mb
+        row["bucket_phases_s"] = {k: round(v, 2) for k, v in r.bucket_phases.items()}
     else:
         row["peak_mb"] = peak_memory_mb()
     return row

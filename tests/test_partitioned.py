@@ -246,6 +246,12 @@ def test_partitioned_fit_learns_the_communities_like_the_plain_fit():
             model.embedding_, comm, ratios=[0.5], repeats=3, n_jobs=1).value("micro_f1")
     assert scores[1] > 0.8
     assert scores[4] >= scores[1] - 0.02, scores
+    run = model.partition_run_  # the P = 4 fit: where its buckets' time went
+    assert set(run.bucket_phases) == {"read blocks", "read walks", "list", "train",
+                                      "write blocks"}
+    assert all(v >= 0 for v in run.bucket_phases.values())
+    assert run.bucket_phases["train"] > 0
+    assert sum(run.bucket_phases.values()) <= sum(run.bucket_seconds)
 
 
 def fit_in(folder, g, **kw):

@@ -136,6 +136,7 @@ def train_bucket(
     walks: np.ndarray, ids: np.ndarray, A: np.ndarray, B: np.ndarray, i: int, j: int,
     parts: int, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
     losses: np.ndarray | None = None, keep: np.ndarray | None = None,
+    phases: dict[str, float] | None = None,
 ) -> int:
     """Train bucket ``(i, j)`` on a chunk of walks (global node ids; ``ids`` their walk ids,
     int64, ascending, which place them on the learning-rate schedule): every pair whose center
@@ -153,14 +154,19 @@ def train_bucket(
     fit cuts its rounds into the same chunks every time (:func:`read_windows`).
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
-    sees the same subsampled walk and windows."""
+    sees the same subsampled walk and windows. ``phases``: seconds spent listing and training
+    are added to its ``"list"`` and ``"train"``."""
     settings = settings.typed()
     keep = np.empty(0, np.float32) if keep is None else np.asarray(keep, dtype=np.float32)
     if settings.shared_negatives:
         raise ValueError("partitioned training uses negatives per pair")
     ids = np.asarray(ids, dtype=np.int64)
+    start = time.perf_counter()
     centers, contexts, rates, first = _bucket_pairs(walks, ids, i, j, parts, settings, keep)
+    listed = time.perf_counter()
     count = len(centers)
+    if phases is not None:
+        phases["list"] = phases.get("list", 0.0) + listed - start
     if count == 0:
         return 0
     n_blocks = max(1, min(numba.get_num_threads(), count // 1024))
@@ -169,6 +175,8 @@ def train_bucket(
         settings.seed ^ _NEG_STREAM ^ mix64(np.uint64(i * parts + j + 1)), np.uint64(first)))
     _train_pairs(centers, contexts, rates, A, B, kernel, noise, settings, n_blocks,
                  block_losses, seed, max(1, walks.shape[1] * (walks.shape[1] - 1)))
+    if phases is not None:
+        phases["train"] = phases.get("train", 0.0) + time.perf_counter() - listed
     if losses is not None:
         losses += block_losses.sum(axis=0)
     return count
@@ -383,8 +391,8 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
     ``B_j``, write version ``version + 1`` (over version ``version - 1``; a rerun after a
     crash redoes the same work from the same inputs). Runs in the driver or on a Dask worker;
-    returns the bucket's pairs, losses, learned kernel weights, seconds and the process' peak
-    memory (MiB).
+    returns the bucket's pairs, losses, learned kernel weights, seconds (in all and by phase)
+    and the process' peak memory (MiB).
     ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling)."""
     start = time.perf_counter()
     root = Path(folder)
@@ -398,15 +406,22 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
         n_rows = _npy_header(fh)[0][0]
     losses = np.zeros(2)
     pairs = 0
+    phases = {"read blocks": time.perf_counter() - start, "read walks": 0.0}
     with numba_threads(threads):
         for lo, hi in read_windows(n_rows, READ_WALKS):
+            read = time.perf_counter()
             rows = walks_of_bucket(read_rows(masks_path, lo, hi), i, j)
-            pairs += train_bucket(read_rows(walks_path, lo, hi)[rows], first_walk + lo + rows,
-                                  A, B, i, j, parts, kernel, noise, settings, losses, keep)
+            walks = read_rows(walks_path, lo, hi)[rows]
+            phases["read walks"] += time.perf_counter() - read
+            pairs += train_bucket(walks, first_walk + lo + rows, A, B, i, j, parts, kernel,
+                                  noise, settings, losses, keep, phases)
+    written = time.perf_counter()
     _write_block(block_path(root, "A", i, version + 1), A)
     _write_block(block_path(root, "B", j, version + 1), B)
+    phases["write blocks"] = time.perf_counter() - written
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
-            "seconds": time.perf_counter() - start, "peak_mb": peak_memory_mb()}
+            "seconds": time.perf_counter() - start, "phases": phases,
+            "peak_mb": peak_memory_mb()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,7 +431,9 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
 @dataclass
 class PartitionedResult:
     """What a partitioned fit returns: the rows (memory-mapped from ``folder``), the weights,
-    the unigram counts and the run's figures."""
+    the unigram counts and the run's figures (``bucket_phases``: seconds summed over this
+    run's buckets by phase: reading the blocks, reading the walks, listing and training the
+    pairs, writing the blocks)."""
 
     A: np.ndarray
     B: np.ndarray
@@ -430,6 +447,7 @@ class PartitionedResult:
     losses: list[tuple[int, float, float]]
     resumed_at_step: int
     bucket_seconds: list[float]
+    bucket_phases: dict[str, float]
     bucket_peak_mb: float
     walk_seconds: float
     train_seconds: float
@@ -501,6 +519,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     threads = 1 if client is not None else model.workers
     min_pairs = CHECKPOINT_PAIRS * int((counts > 0).sum())
     bucket_seconds: list[float] = []
+    bucket_phases: dict[str, float] = {}
     peak = 0.0
     train_start = time.perf_counter()
     bar = tqdm(total=len(schedule), initial=resumed_at, unit="step", disable=not progress,
@@ -534,6 +553,9 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             state["step"] = t = t + 1
             state["beta"] = beta.tolist()
             bucket_seconds += [res["seconds"] for res in results]
+            for res in results:
+                for phase, seconds in res["phases"].items():
+                    bucket_phases[phase] = bucket_phases.get(phase, 0.0) + seconds
             peak = max([peak] + [res["peak_mb"] for res in results])
             shell = None
             looks = [c for c in state.get("checks", [])  # this run's: its kernel scale
@@ -564,7 +586,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
         list(state["narrowed"]), list(state.get("checks", [])), bool(state["simplex"]),
         int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
-        resumed_at, bucket_seconds, peak, walk_seconds, train_seconds,
+        resumed_at, bucket_seconds, bucket_phases, peak, walk_seconds, train_seconds,
     )
 
 
