@@ -48,6 +48,7 @@ from tqdm.auto import tqdm
 
 from kernelne.diagnostics import CHUNK
 from kernelne.errors import InputError
+from kernelne.kernels import LINEAR
 from kernelne.memory import peak_memory_mb
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
@@ -73,7 +74,6 @@ from kernelne.trainer import (
     _pair,
     _subsample,
     draw_pool,
-    fill_pool,
     keep_probabilities,
     kernel_arrays,
     next_negatives,
@@ -263,7 +263,7 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
     n_pairs = centers.shape[0]
     d = A.shape[1]
     m = kernel.kinds.shape[0]
-    linear = kernel.kinds[0] == 2
+    linear = kernel.kinds[0] == LINEAR
     for blk in prange(n_blocks):
         neu, kv, gbeta, negs, ahead = thread_buffers(d, m, cfg.negatives)
         size = cfg.negative_pool
@@ -278,8 +278,8 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
         if size == 0:
             for k in range(cfg.negatives):
                 state, ahead[k] = alias_draw(state, noise.prob, noise.alias)
-        else:
-            state = fill_pool(state, pool_next, noise, B)
+        else:  # its rows are prefetched at the first pair's renewal (fetched is 0)
+            state = draw_pool(state, pool_next, noise)
         for p in range(lo, hi):
             q = p + AHEAD
             if q < hi:
