@@ -8,7 +8,10 @@ corpus (both generate it from the seed). Each embedding is scored by node classi
 (one-vs-rest liblinear logistic regression, C = 1, top-k rule) at ``--ratios`` training
 ratios, mean Micro-F1 over ``--repeats`` random splits (seeded, the same for every method);
 the table reports, per graph, variant and ratio, the mean and standard deviation of that
-figure over the seeds, plus the mean fit time.
+figure over the seeds, plus the mean fit time. With ``--select-C`` every embedding is also
+scored with the classifier's C chosen per split on its training nodes
+(:data:`~kernelne.evaluation.classification.SELECT_CS`, docs/METHOD.md §10): the paper's fixed
+C = 1 depends on the embedding's scale, this does not.
 
 Graphs: ``cora``, ``citeseer``, ``dblp`` (packaged) and planted partitions from
 :func:`kernelne.generators.planted_partition_sbm`, named ``sbm:N:M:K:MU:SEED`` (``N`` nodes,
@@ -17,10 +20,14 @@ shorthands in :data:`PLANTED`. Usage:
 
     python benchmarks/bench_loss_options.py [--graphs cora citeseer dense-s ...] [--seeds 0 1]
         [--variants squared loglik shrink sub ...] [--walks-per-node 80] [--subsample 1e-3]
-        [--repeats 5] [--json out.json] [--markdown out.md]
+        [--repeats 5] [--select-C] [--json out.json] [--markdown out.md]
 
-A variant is a ``+``-joined list of ``loglik``, ``shrink`` and ``sub`` (``squared`` alone:
-the default settings); ``deepwalk`` is the baseline.
+A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kernel, ``sch``
+(Schoenberg, alpha = 1), ``multi`` (MKernelNE's default dictionary, learned weights) or ``lin``
+(the inner product: the paper's kernel-free "NE");
+``squared`` alone is the default settings. A baseline name (``deepwalk``, ``netmf``, ``line``,
+``hope``, ``node2vec``) fits that method from :mod:`kernelne.baselines` with the same
+dimension, walks, window and seed (the walk methods draw the same corpus).
 """
 
 from __future__ import annotations
@@ -34,8 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from kernelne import KernelNE, load_dataset
-from kernelne.baselines import make_method
+from kernelne.baselines import METHODS, make_method
 from kernelne.evaluation import evaluate_node_classification
+from kernelne.evaluation.classification import SELECT_CS
 from kernelne.generators import planted_partition_sbm
 from kernelne.graph import Graph
 
@@ -65,13 +73,15 @@ def make_model(variant: str, args: argparse.Namespace, seed: int):
     common = {"dim": args.dim, "walks_per_node": args.walks_per_node,
               "walk_length": args.walk_length, "window": args.window, "workers": 1,
               "random_state": seed}
-    if variant == "deepwalk":
-        return make_method("deepwalk", **common)
+    if variant in METHODS:
+        return make_method(variant, ignore_unknown=True, **common)
     parts = set(variant.split("+")) - {"squared"}
-    unknown = parts - {"loglik", "shrink", "sub"}
-    if unknown:
-        raise SystemExit(f"unknown variant part(s) {sorted(unknown)} in {variant!r}")
-    return KernelNE(**common, loss="loglik" if "loglik" in parts else "squared",
+    kernels = {"sch": "schoenberg", "multi": "multi", "lin": "linear"}
+    unknown = parts - {"loglik", "shrink", "sub", *kernels}
+    if unknown or len(parts & set(kernels)) > 1:
+        raise SystemExit(f"unknown variant part(s) or two kernels in {variant!r}")
+    kernel = next((kernels[p] for p in parts if p in kernels), "gauss")
+    return KernelNE(**common, kernel=kernel, loss="loglik" if "loglik" in parts else "squared",
                     window_shrink="shrink" in parts,
                     subsample=args.subsample if "sub" in parts else 0.0)
 
@@ -88,6 +98,8 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--ratios", nargs="+", type=float, default=[0.1, 0.5])
     ap.add_argument("--repeats", type=int, default=5, help="classification splits per fit")
+    ap.add_argument("--select-C", action="store_true",
+                    help="also score with C chosen per split (C = 1 is the paper's)")
     ap.add_argument("--json", type=Path, default=None, help="write every score here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the table here")
     args = ap.parse_args()
@@ -107,10 +119,9 @@ def main() -> None:
                     warnings.simplefilter("always")
                     model.fit(graph)
                 seconds = time.perf_counter() - start
-                table = evaluate_node_classification(
-                    model.embedding_, labels, graph.nodes, ratios=args.ratios,
-                    repeats=args.repeats, seed=0, n_jobs=1)
-                f1 = [table.value("micro_f1", f"{r:g}") for r in args.ratios]
+                f1 = micro_f1(model.embedding_, labels, graph, args, None)
+                if args.select_C:
+                    f1 += micro_f1(model.embedding_, labels, graph, args, SELECT_CS)
                 narrowed = len(getattr(model, "narrowed_", []))
                 records.append({"graph": name, "variant": variant, "seed": seed,
                                 "micro_f1": f1, "seconds": seconds, "narrowed": narrowed,
@@ -129,8 +140,19 @@ def main() -> None:
         args.markdown.write_text(text + "\n")
 
 
+def micro_f1(embedding: np.ndarray, labels, graph: Graph, args: argparse.Namespace,
+             select_C: tuple[float, ...] | None) -> list[float]:
+    """Mean Micro-F1 over ``args.repeats`` splits (seed 0) at each of ``args.ratios``."""
+    table = evaluate_node_classification(embedding, labels, graph.nodes, ratios=args.ratios,
+                                         repeats=args.repeats, seed=0, n_jobs=1,
+                                         select_C=select_C)
+    return [table.value("micro_f1", f"{r:g}") for r in args.ratios]
+
+
 def markdown(records: list[dict], args: argparse.Namespace) -> str:
     ratios = [f"{r:.0%}" for r in args.ratios]
+    if args.select_C:
+        ratios += [f"{r:.0%} C chosen" for r in args.ratios]
     head = ("| graph | variant | " + " | ".join(f"Micro-F1 {r}" for r in ratios)
             + " | fit s |\n|---|---|" + "---|" * len(ratios) + "---|")
     lines = [head]
