@@ -57,6 +57,13 @@ def test_robust_fit_narrows_the_kernel_instead_of_collapsing(dense_graph, kernel
     assert shell["collapsing"] and not model.shell_checks_[1]["collapsing"]
     if kernel == "gauss":
         assert model.effective_kernels()[0].param == pytest.approx(2**0.5 / 8**0.5)
+    from kernelne.cli_options import describe_fit
+
+    hint = "--kernel schoenberg --window-shrink"
+    assert hint in describe_fit(model, dense_graph, 1.0)
+    if kernel == "schoenberg":  # already the hinted setting: no hint
+        model.window_shrink = True
+        assert hint not in describe_fit(model, dense_graph, 1.0)
 
 
 def test_robust_fit_is_the_paper_fit_when_nothing_collapses():

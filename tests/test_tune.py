@@ -143,11 +143,12 @@ def fake_kernelne(monkeypatch):
 
 def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=8, search_walks=5, holdout=0.3, progress=False)
-    assert [t["number"] for t in result.trials] == list(range(8))
-    first = result.trials[:6]
+    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, progress=False)
+    assert [t["number"] for t in result.trials] == list(range(9))
+    first = result.trials[:7]
     assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi", "gauss,loglik",
-                                             "schoenberg,loglik", "multi,loglik"]
+                                             "schoenberg,loglik", "multi,loglik",
+                                             "schoenberg,window_shrink"]
     rest = {"window": 10, "window_shrink": False, "subsample": 0.0}
     assert first[0]["params"] == {"kernel": "gauss", "sigma": 2 ** 0.5, "negatives": 5,
                                   "loss": "squared", **rest}
@@ -157,7 +158,8 @@ def test_defaults_are_the_first_trials(groups, fake_kernelne):
                                   "loss": "squared", **rest}
     for i in range(3):
         assert first[3 + i]["params"] == dict(first[i]["params"], loss="loglik")
-    assert all(t["default"] == "" for t in result.trials[6:])
+    assert first[6]["params"] == dict(first[1]["params"], window_shrink=True)
+    assert all(t["default"] == "" for t in result.trials[7:])
 
 
 def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kernelne):
@@ -165,7 +167,7 @@ def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kerneln
     result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False)
     assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
                                                      "gauss,loglik", "schoenberg,loglik",
-                                                     "multi,loglik"]
+                                                     "multi,loglik", "schoenberg,window_shrink"]
 
 
 def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_kernelne):
@@ -180,7 +182,7 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert cheap_best["default"] == ""  # the trap: the search alone would choose this one
     # finalists: the 2 best cheap trials and every default, refitted at the full walk count
     top2 = sorted(result.trials, key=lambda t: -t["score"])[:2]
-    assert set(finals) == set(range(6)) | {t["number"] for t in top2}
+    assert set(finals) == set(range(len(KERNELNE_DEFAULTS))) | {t["number"] for t in top2}
     assert all(t["walks"] == 5 and t["splits"] == 2 for t in result.trials)
     assert all(f["walks"] == FULL and f["splits"] == 10 for f in finals.values())
     best_default = max(f["score"] for n, f in finals.items() if by_number[n]["default"])
@@ -194,7 +196,7 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
 def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=6, progress=False)
-    assert [f["number"] for f in result.finals] == [0, 1, 2, 3, 4, 5]
+    assert [f["number"] for f in result.finals] == list(range(len(KERNELNE_DEFAULTS)))
     assert all(t["splits"] == 10 and t["walks"] == FULL for t in result.trials)
     assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 0
 
@@ -315,7 +317,9 @@ def test_a_fixed_parameter_is_not_searched(groups, fake_kernelne):
     assert all(t["params"]["window_shrink"] is True for t in result.trials)
     # a fixed value that turns a default into an earlier one: tried once, the earlier name
     result = tune(graph, (nodes, Y), trials=1, fixed={"loss": "loglik"}, progress=False)
-    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi"]
+    assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
+                                                     "schoenberg,window_shrink"]
+    assert result.trials[3]["params"]["loss"] == "loglik"
     assert result.trials[0]["params"]["loss"] == "loglik"
 
 

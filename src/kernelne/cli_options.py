@@ -176,6 +176,9 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
             f"{shell['offset_ratio']:.1f}, neighbour AUC {shell['neighbour_auc']:.2f}): "
             f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
+    if model.narrowed_ and not (model.kernel == "schoenberg" and model.window_shrink):
+        lines.append("hint       the kernel was narrowed, as on dense graphs; there --kernel "
+                     "schoenberg --window-shrink scored highest (docs/QUALITY.md)")
     for check in getattr(model, "shell_checks_", []):
         if not check["collapsing"]:
             lines.append(f"checked    the rows after {check['at_pairs']:,} pairs: offset ratio "

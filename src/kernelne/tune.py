@@ -21,9 +21,10 @@ stages, so that a cheap search cannot pick a setting worse than the method's def
 
 1. **Search.** The method's documented defaults (:data:`DEFAULT_CANDIDATES`; for KernelNE the
    default Gauss, the default Schoenberg and MKernelNE "multi", each with the paper's squared
-   loss and with the kernel log-likelihood) are the first trials, enqueued in
-   Optuna; TPE then searches (a parameter in ``fixed`` is held there, not searched). A trial
-   may be cheap: ``search_walks`` walks per node and ``val_repeats`` validation splits.
+   loss and with the kernel log-likelihood, and Schoenberg with shrinking windows) are the
+   first trials, enqueued in Optuna; TPE then searches (a parameter in ``fixed`` is held
+   there, not searched). A trial may be cheap: ``search_walks`` walks per node and
+   ``val_repeats`` validation splits.
 2. **Finalists.** If the trials were cheap (``search_walks`` given), the ``finalists`` best
    trials by their cheap score *and every default* are refitted with the full settings (the
    walk count of ``fixed`` or the method's default) and re-scored on ``final_repeats``
@@ -99,7 +100,8 @@ SEARCH_SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
 
 #: KernelNE's documented defaults, tried first by every KernelNE search: the three kernels with
 #: the paper's squared loss and with the kernel log-likelihood (MKernelNE's weights then stay on
-#: the simplex). Each dict holds the parameters that differ from the constructor's defaults
+#: the simplex), and Schoenberg with shrinking windows, docs/QUALITY.md's setting for dense
+#: graphs. Each dict holds the parameters that differ from the constructor's defaults
 #: (every other parameter the search space suggests takes the constructor's default; a key the
 #: search space does not suggest is passed to the constructor as it is). Adding a default to
 #: try is one line here.
@@ -110,6 +112,7 @@ KERNELNE_DEFAULTS: tuple[dict[str, Any], ...] = (
     {"kernel": "gauss", "loss": "loglik"},
     {"kernel": "schoenberg", "loss": "loglik"},
     {"kernel": "multi", "loss": "loglik"},
+    {"kernel": "schoenberg", "window_shrink": True},
 )
 
 #: The settings each method's search tries first (its documented defaults).
@@ -179,8 +182,9 @@ def default_candidates(method: str, fixed: dict[str, Any] | None = None
 
 
 def default_name(candidate: dict[str, Any]) -> str:
-    """A default's short name: its values (``"gauss"``), or ``"default"``."""
-    return ",".join(str(v) for v in candidate.values()) or "default"
+    """A default's short name: its values, a switch by its name (``"gauss,loglik"``,
+    ``"schoenberg,window_shrink"``), or ``"default"``."""
+    return ",".join(k if v is True else str(v) for k, v in candidate.items()) or "default"
 
 
 def default_params(method: str, candidate: dict[str, Any],
