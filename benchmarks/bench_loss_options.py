@@ -21,6 +21,13 @@ shorthands in :data:`PLANTED`. Usage:
     python benchmarks/bench_loss_options.py [--graphs cora citeseer dense-s ...] [--seeds 0 1]
         [--variants squared loglik shrink sub ...] [--walks-per-node 80] [--subsample 1e-3]
         [--repeats 5] [--select-C] [--json out.json] [--markdown out.md]
+    python benchmarks/bench_loss_options.py --summarize a.json b.json ... [--markdown out.md]
+
+``--summarize`` fits nothing: it reads the JSON files of earlier runs (one per graph, say) and
+prints their tables and a summary per graph, ratio and classifier: the best KernelNE variant
+and the best baseline (by the mean over seeds), each ± its standard deviation over the seeds,
+their gap, and a verdict: "ahead", "within noise" (behind by at most the larger of the two
+standard deviations) or "behind"; the same for the default variant (``squared``).
 
 A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kernel, ``sch``
 (Schoenberg, alpha = 1), ``multi`` (MKernelNE's default dictionary, learned weights) or ``lin``
@@ -47,13 +54,16 @@ from kernelne.evaluation.classification import SELECT_CS
 from kernelne.generators import planted_partition_sbm
 from kernelne.graph import Graph
 
-# Scaled-down versions of docs/COLLAPSE.md's two dense planted partitions (same mean degree
-# and mixing, 3,000 nodes, the same community size where it fits) and two sparse ones.
+# docs/COLLAPSE.md's two dense planted partitions, scaled-down versions of them (same mean
+# degree and mixing, 3,000 nodes, the same community size where it fits) and three sparse ones.
 PLANTED = {
+    "dense": "sbm:10000:330000:40:0.6:1",   # COLLAPSE.md "dense", `kernelne generate ... --seed 1`
+    "dense2": "sbm:20000:600000:20:0.7:2",  # COLLAPSE.md "dense2", `kernelne generate ... --seed 2`
     "dense-s": "sbm:3000:99000:12:0.6:1",    # COLLAPSE.md "dense": mean degree ~62, mu 0.6
     "dense2-s": "sbm:3000:90000:3:0.7:2",    # COLLAPSE.md "dense2": mean degree 60, mu 0.7
     "sparse-mixed": "sbm:3000:15000:10:0.5:3",  # mean degree ~10, half the ends random
     "sparse-clear": "sbm:4000:16000:20:0.25:4",  # mean degree ~8, clear communities
+    "sparse-low": "sbm:5000:10000:25:0.35:5",  # mean degree ~4 (citation-like), 25 small groups
 }
 DEFAULT_VARIANTS = ["squared", "loglik", "shrink", "sub", "loglik+shrink", "shrink+sub",
                     "loglik+shrink+sub", "deepwalk"]
@@ -102,7 +112,15 @@ def main() -> None:
                     help="also score with C chosen per split (C = 1 is the paper's)")
     ap.add_argument("--json", type=Path, default=None, help="write every score here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the table here")
+    ap.add_argument("--summarize", type=Path, nargs="+", default=None, metavar="JSON",
+                    help="fit nothing: tables and summary of these earlier runs' --json files")
     args = ap.parse_args()
+    if args.summarize:
+        text = summarize(args.summarize)
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text + "\n")
+        return
 
     # numba's compilation outside the timings
     KernelNE(dim=8, walks_per_node=1, workers=1, random_state=0).fit(
@@ -149,10 +167,16 @@ def micro_f1(embedding: np.ndarray, labels, graph: Graph, args: argparse.Namespa
     return [table.value("micro_f1", f"{r:g}") for r in args.ratios]
 
 
-def markdown(records: list[dict], args: argparse.Namespace) -> str:
+def score_columns(args: argparse.Namespace) -> list[str]:
+    """The names of a record's ``micro_f1`` entries, in order."""
     ratios = [f"{r:.0%}" for r in args.ratios]
     if args.select_C:
         ratios += [f"{r:.0%} C chosen" for r in args.ratios]
+    return ratios
+
+
+def markdown(records: list[dict], args: argparse.Namespace) -> str:
+    ratios = score_columns(args)
     head = ("| graph | variant | " + " | ".join(f"Micro-F1 {r}" for r in ratios)
             + " | fit s |\n|---|---|" + "---|" * len(ratios) + "---|")
     lines = [head]
@@ -166,6 +190,49 @@ def markdown(records: list[dict], args: argparse.Namespace) -> str:
             lines.append(f"| {name} | {variant}{note} | " + " | ".join(cells)
                          + f" | {secs:.0f} |")
     return "\n".join(lines)
+
+
+def summarize(paths: list[Path]) -> str:
+    """Every run's table, then per graph and score column the best KernelNE variant and the
+    default (``squared``) against the best baseline (means over seeds, ± their std)."""
+    tables, lines = [], []
+    head = ("| graph | Micro-F1 | best KernelNE | default | best baseline | best − baseline "
+            "| default − baseline |\n|---|---|---|---|---|---|---|")
+    for path in paths:
+        run = json.loads(path.read_text())
+        args = argparse.Namespace(**run["args"])
+        columns = score_columns(args)
+        tables.append(markdown(run["records"], args))
+        for name in dict.fromkeys(r["graph"] for r in run["records"]):
+            stats = {}
+            for variant in dict.fromkeys(r["variant"] for r in run["records"]
+                                         if r["graph"] == name):
+                f1 = np.array([r["micro_f1"] for r in run["records"]
+                               if r["graph"] == name and r["variant"] == variant])
+                stats[variant] = (f1.mean(0), f1.std(0), len(f1))
+            for j, column in enumerate(columns):
+                ours = {v: s for v, s in stats.items() if v not in METHODS}
+                theirs = {v: s for v, s in stats.items() if v in METHODS}
+                if not ours or not theirs:
+                    continue
+                best = max(ours, key=lambda v: ours[v][0][j])
+                base = max(theirs, key=lambda v: theirs[v][0][j])
+                cells = [f"{v} {s[0][j]:.4f} ± {s[1][j]:.4f}" for v, s in
+                         ((best, ours[best]), ("squared", ours.get("squared")), (base,
+                                                                                 theirs[base]))
+                         if s is not None]
+                gaps = [_verdict(ours[v], theirs[base], j) for v in (best, "squared")
+                        if v in ours]
+                lines.append(f"| {name} | {column} | " + " | ".join(cells + gaps) + " |")
+    return "\n\n".join(tables + [head + "\n" + "\n".join(lines)])
+
+
+def _verdict(ours: tuple, theirs: tuple, j: int) -> str:
+    """``+gap (verdict)``: ahead, within noise (behind by at most the larger std) or behind."""
+    gap = ours[0][j] - theirs[0][j]
+    noise = max(ours[1][j], theirs[1][j])
+    word = "ahead" if gap >= 0 else "within noise" if -gap <= noise else "behind"
+    return f"{gap:+.4f} ({word})"
 
 
 if __name__ == "__main__":
