@@ -13,7 +13,8 @@ times and reuses them, so that a rerun (e.g. of another ``partial_fit`` setting)
 ``partial_fit`` and the classifiers. Usage:
 
     python benchmarks/bench_new_nodes.py [--datasets cora dblp] [--seeds 0 1 2]
-        [--holdout 0.1] [--touched-rate 0] [--cache DIR] [--json out.json]
+        [--holdout 0.1] [--touched-rate 0] [--new-walks-factor 2] [--cache DIR]
+        [--json out.json]
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def warm_up() -> None:
 
 
 def run(name: str, seed: int, holdout: float, touched_rate: float,
-        cache: Path | None = None) -> dict:
+        cache: Path | None = None, new_walks_factor: int = 2) -> dict:
     ds = load_dataset(name)
     g, Y = ds.graph, ds.labels.toarray()
     rng = np.random.default_rng([seed, 1])
@@ -108,7 +109,7 @@ def run(name: str, seed: int, holdout: float, touched_rate: float,
     full, base, full_s, full_cpu, base_s = fits(g, held, seed, cache,
                                                 f"{name}-{seed}-{holdout:g}")
     t, c = time.perf_counter(), time.process_time()
-    base.partial_fit(g, touched_rate=touched_rate)
+    base.partial_fit(g, touched_rate=touched_rate, new_walks_factor=new_walks_factor)
     partial_s, partial_cpu = time.perf_counter() - t, time.process_time() - c
     assert np.array_equal(base.nodes_, g.nodes)
     row = {
@@ -134,12 +135,13 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--holdout", type=float, default=0.1)
     ap.add_argument("--touched-rate", type=float, default=0.0)
+    ap.add_argument("--new-walks-factor", type=int, default=2)
     ap.add_argument("--cache", type=Path, default=None,
                     help="keep (and reuse) the refits and base fits as model files here")
     ap.add_argument("--json", default=None, help="write every row to this JSON file")
     args = ap.parse_args()
     warm_up()
-    rows = [run(name, seed, args.holdout, args.touched_rate, args.cache)
+    rows = [run(name, seed, args.holdout, args.touched_rate, args.cache, args.new_walks_factor)
             for name in args.datasets for seed in args.seeds]
     for name in args.datasets:
         mine = [r for r in rows if r["dataset"] == name]
