@@ -193,6 +193,31 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert result.test_score is not None and result.test_score > 0.6  # chance: 0.25
 
 
+def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernelne, tmp_path):
+    """With a test part each finalist's refit gets a test score (reported, not chosen by):
+    the winner's is the result's, the separating default scores far above the rest."""
+    import csv
+
+    graph, nodes, Y = groups
+    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, finalists=2,
+                  progress=False)
+    tests = {f["number"]: f["test_score"] for f in result.finals}
+    assert all(v is not None for v in tests.values())
+    assert tests[result.ranking["winner"]] == result.test_score
+    assert tests[0] > 0.6 and max(v for n, v in tests.items() if n != 0) < 0.5  # chance .25
+    assert "test" in result.table().splitlines()[0].split()
+    audit = next(line for line in result.summary().splitlines() if line.startswith("audit"))
+    assert f"the winner {result.test_score:.4f}" in audit and "best default gauss" in audit
+    result.write_report(tmp_path)
+    rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
+    assert sum(bool(r["test_micro_f1"]) for r in rows) == len(result.finals)
+    # without a test part there is nothing to audit
+    plain = tune(graph, (nodes, Y), trials=7, progress=False)
+    assert all(f["test_score"] is None for f in plain.finals) and plain.test_score is None
+    assert "test" not in plain.table().splitlines()[0].split()
+    assert "audit" not in plain.summary()
+
+
 def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=6, progress=False)

@@ -203,7 +203,10 @@ class TuneResult:
     score), ``finals`` (the precise score of each finalist: the defaults and the best trials),
     the refitted ``model``, ``validation`` (what was scored and how), ``ranking`` (how sure
     the choice is, see :func:`rank_finalists`) and ``test_score`` (or None). ``best_score``
-    and ``best_se`` are the winner's precise score and its standard error."""
+    and ``best_se`` are the winner's precise score and its standard error. With a test part,
+    each finalist also carries the ``test_score`` of its own refit: read after the choice, to
+    audit it (how far the winner is from the best default and from the best finalist on
+    test), never to choose."""
 
     method: str
     best_params: dict[str, Any]
@@ -225,22 +228,23 @@ class TuneResult:
         finals = {f["number"]: f for f in self.finals}
         head = ["trial", "default", self.metric, "se", "splits", "walks", "seconds",
                 "final_" + self.metric, "final_se", "final_splits", "final_walks",
-                "final_seconds", *keys]
+                "final_seconds", "test_" + self.metric, *keys]
         rows = []
         for t in self.trials:
             f = finals.get(t["number"], {})
             rows.append([t["number"], t.get("default", ""), t["score"], t.get("se"),
                          t.get("splits"), t.get("walks"), t["seconds"], f.get("score"),
                          f.get("se"), f.get("splits"), f.get("walks"), f.get("seconds"),
-                         *[t["params"].get(k, "") for k in keys]])
+                         f.get("test_score"), *[t["params"].get(k, "") for k in keys]])
         return head, rows
 
     def table(self) -> str:
         """The trials as an aligned text table, best first: the search's score ± its standard
         error and, for the finalists, the precise score (the one the winner is chosen by)."""
         head, rows = self._rows()
+        tested = any(r[12] is not None for r in rows)
         shown = ["trial", "default", self.metric, "± se", "walks", "final", "± se",
-                 "final walks", "seconds", *head[12:]]
+                 "final walks", *(["test"] if tested else []), "seconds", *head[13:]]
         finals = {f["number"]: f for f in self.finals}
 
         def order(row):
@@ -253,8 +257,10 @@ class TuneResult:
             cells.append([str(r[0]), r[1] or "", f"{r[2]:.4f}", _fmt_se(r[3]),
                           "" if r[5] is None else str(r[5]),
                           "" if r[7] is None else f"{r[7]:.4f}", _fmt_se(r[8]),
-                          "" if r[10] is None else str(r[10]), f"{seconds:.1f}",
-                          *[_fmt(v) for v in r[12:]]])
+                          "" if r[10] is None else str(r[10]),
+                          *(["" if r[12] is None else _fmt(r[12])] if tested else []),
+                          f"{seconds:.1f}",
+                          *[_fmt(v) for v in r[13:]]])
         widths = [max(len(r[i]) for r in cells) for i in range(len(shown))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                          for r in cells)
@@ -289,6 +295,20 @@ class TuneResult:
                                     rk["default_paired"], "the winner and the best default"))
         elif "best_default" in rk:
             lines.append("vs default  the winner is a default")
+        tests = {f["number"]: f["test_score"] for f in self.finals
+                 if f.get("test_score") is not None}
+        if rk["winner"] in tests and len(tests) > 1:
+            default = max((n for n in tests if names.get(n)), key=tests.get, default=None)
+            best = max(tests, key=tests.get)
+            parts = [f"the winner {tests[rk['winner']]:.4f}"]
+            if default is not None:
+                parts.append(f"the best default {names[default]} {tests[default]:.4f}"
+                             + (", the best finalist" if best == default else ""))
+            if best != default:
+                parts.append(f"the best of the {len(tests)} finalists, {who(best)}, "
+                             f"{tests[best]:.4f}")
+            lines.append("audit       test " + m + ": " + "; ".join(parts)
+                         + " (each finalist's refit, read after the choice)")
         return "\n".join(lines)
 
     def write_report(self, folder: str | Path, labels: Any = None) -> None:
@@ -602,6 +622,13 @@ def tune(
             return {"score": auc, "se": auc_standard_error(auc, n_pos, n_neg),
                     "splits": 1, "values": []}
 
+    def test(model) -> float | None:
+        """The test score of a model fitted with the full settings (None without a test
+        part): recorded to audit the choice after it is made, never read by it."""
+        if test_mask is None or not test_mask.any():
+            return None
+        return _test_score(model, label_nodes, Y, test_mask)
+
     def fit(params: dict[str, Any], base: dict[str, Any]):
         with warnings.catch_warnings():  # a collapsed trial simply scores low
             warnings.simplefilter("ignore", DegenerateEmbeddingWarning)
@@ -635,6 +662,7 @@ def tune(
                         "seconds": time.perf_counter() - t0})
         if not staged:
             keep(trial.number, got["score"], model)
+            records[-1]["test_score"] = test(model)
         del model
         if progress:
             best = max(r["score"] for r in records)
@@ -665,11 +693,11 @@ def tune(
 
     if staged:
         finals = _rescore_finalists(records, names, finalists, final_repeats, fit, validate,
-                                    walks, fixed, keep, metric, progress)
+                                    walks, fixed, keep, test, metric, progress)
     else:
         finals = [{"number": r["number"], "score": r["score"], "se": r["se"],
                    "splits": r["splits"], "values": r["values"], "walks": r["walks"],
-                   "seconds": 0.0} for r in records]
+                   "seconds": 0.0, "test_score": r["test_score"]} for r in records]
     win = max(finals, key=lambda f: f["score"])  # the first best: ties go to the defaults
     best = next(r for r in records if r["number"] == win["number"])
     if kept["number"] == win["number"]:
@@ -680,9 +708,9 @@ def tune(
                   file=sys.stderr, flush=True)
         model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
     kept.clear()
-    test_score = None
-    if test_mask is not None and test_mask.any():
-        test_score = _test_score(model, label_nodes, Y, test_mask)
+    test_score = win.get("test_score")
+    if test_score is None:
+        test_score = test(model)
     return TuneResult(method, best["params"], win["score"], metric, records, model,
                       validation, test_score, time.perf_counter() - start, fixed,
                       finals=finals, ranking=rank_finalists(finals, names), best_se=win["se"])
@@ -701,9 +729,10 @@ def _optimize(study, objective, **kwargs) -> None:
 
 
 def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, walks, fixed,
-                       keep, metric, progress) -> list[dict[str, Any]]:
+                       keep, test, metric, progress) -> list[dict[str, Any]]:
     """Refit the ``finalists`` best trials and every default with the full settings
-    (``fixed``) and score each on ``final_repeats`` validation splits, in trial order."""
+    (``fixed``) and score each on ``final_repeats`` validation splits, in trial order (and,
+    with a test part, on it: ``test``, for the audit)."""
     top = sorted(records, key=lambda r: -r["score"])[:int(finalists)]
     chosen = {r["number"] for r in top} | set(names)
     pool = [r for r in records if r["number"] in chosen]
@@ -717,7 +746,7 @@ def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, 
         model = fit(r["params"], fixed)
         got = validate(model, final_repeats)
         finals.append({"number": r["number"], **got, "walks": walks(r["params"], fixed),
-                       "seconds": time.perf_counter() - t0})
+                       "seconds": time.perf_counter() - t0, "test_score": test(model)})
         keep(r["number"], got["score"], model)
         del model
         if progress:
