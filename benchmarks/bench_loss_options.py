@@ -34,7 +34,9 @@ A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kern
 (the inner product: the paper's kernel-free "NE");
 ``squared`` alone is the default settings. A baseline name (``deepwalk``, ``netmf``, ``line``,
 ``hope``, ``node2vec``) fits that method from :mod:`kernelne.baselines` with the same
-dimension, walks, window and seed (the walk methods draw the same corpus).
+dimension, walks, window and seed (the walk methods draw the same corpus). ``walksN`` and
+``winN`` set the walks per node and the window of one variant (``sch+shrink+win5+walks160``,
+``deepwalk+walks160``).
 """
 
 from __future__ import annotations
@@ -83,9 +85,13 @@ def make_model(variant: str, args: argparse.Namespace, seed: int):
     common = {"dim": args.dim, "walks_per_node": args.walks_per_node,
               "walk_length": args.walk_length, "window": args.window, "workers": 1,
               "random_state": seed}
-    if variant in METHODS:
-        return make_method(variant, ignore_unknown=True, **common)
     parts = set(variant.split("+")) - {"squared"}
+    for prefix, key in (("walks", "walks_per_node"), ("win", "window")):
+        for part in [p for p in parts if p.startswith(prefix) and p[len(prefix):].isdigit()]:
+            common[key] = int(part[len(prefix):])
+            parts.discard(part)
+    if parts <= set(METHODS) and len(parts) == 1:
+        return make_method(parts.pop(), ignore_unknown=True, **common)
     kernels = {"sch": "schoenberg", "multi": "multi", "lin": "linear"}
     unknown = parts - {"loglik", "shrink", "sub", *kernels}
     if unknown or len(parts & set(kernels)) > 1:
@@ -195,12 +201,17 @@ def markdown(records: list[dict], args: argparse.Namespace) -> str:
 def summarize(paths: list[Path]) -> str:
     """Every run's table, then per graph and score column the best KernelNE variant and the
     default (``squared``) against the best baseline (means over seeds, ± their std)."""
-    tables, lines = [], []
-    head = ("| graph | Micro-F1 | best KernelNE | default | best baseline | best − baseline "
-            "| default − baseline |\n|---|---|---|---|---|---|---|")
+    runs: dict[tuple, dict] = {}  # the records of every file, joined by their score columns
     for path in paths:
         run = json.loads(path.read_text())
         args = argparse.Namespace(**run["args"])
+        key = tuple(score_columns(args))
+        runs.setdefault(key, {"args": args, "records": []})["records"] += run["records"]
+    tables, lines = [], []
+    head = ("| graph | Micro-F1 | best KernelNE | default | best baseline | best − baseline "
+            "| default − baseline |\n|---|---|---|---|---|---|---|")
+    for run in runs.values():
+        args = run["args"]
         columns = score_columns(args)
         tables.append(markdown(run["records"], args))
         for name in dict.fromkeys(r["graph"] for r in run["records"]):
