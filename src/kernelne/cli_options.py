@@ -178,7 +178,8 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
     if model.narrowed_ and not (model.kernel == "schoenberg" and model.window_shrink):
         lines.append("hint       the kernel was narrowed, as on dense graphs; there --kernel "
-                     "schoenberg --window-shrink scored highest (docs/QUALITY.md)")
+                     "schoenberg --window-shrink --window 5 scored highest, and 160 walks per "
+                     "node higher still (docs/QUALITY.md)")
     for check in getattr(model, "shell_checks_", []):
         if not check["collapsing"]:
             lines.append(f"checked    the rows after {check['at_pairs']:,} pairs: offset ratio "
