@@ -240,7 +240,8 @@ class TuneResult:
 
     def table(self) -> str:
         """The trials as an aligned text table, best first: the search's score ± its standard
-        error and, for the finalists, the precise score (the one the winner is chosen by)."""
+        error and, for the finalists, the precise score (the one the winner is chosen by) and,
+        with a test part, the test score of the audit."""
         head, rows = self._rows()
         tested = any(r[12] is not None for r in rows)
         shown = ["trial", "default", self.metric, "± se", "walks", "final", "± se",
