@@ -24,10 +24,10 @@ shorthands in :data:`PLANTED`. Usage:
     python benchmarks/bench_loss_options.py --summarize a.json b.json ... [--markdown out.md]
 
 ``--summarize`` fits nothing: it reads the JSON files of earlier runs (one per graph, say) and
-prints their tables and a summary per graph, ratio and classifier: the best KernelNE variant
-and the best baseline (by the mean over seeds), each ± its standard deviation over the seeds,
-their gap, and a verdict: "ahead", "within noise" (behind by at most the larger of the two
-standard deviations) or "behind"; the same for the default variant (``squared``).
+prints their tables, then a row per graph with a cell per score column: the best KernelNE
+variant and the best baseline (by the mean over seeds; the first ± the std over the seeds),
+their gap with "≈" when behind by at most the larger of the two stds and "**behind**" when by
+more, and in brackets the default's (``squared``) gap to that baseline (docs/QUALITY.md §1).
 
 A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kernel, ``sch``
 (Schoenberg, alpha = 1), ``multi`` (MKernelNE's default dictionary, learned weights) or ``lin``
@@ -81,6 +81,11 @@ def load_graph_and_labels(name: str) -> tuple[Graph, np.ndarray | object]:
     return data.graph, data.labels
 
 
+def is_baseline(variant: str) -> bool:
+    """Whether ``variant`` fits a baseline (``deepwalk``, ``netmf+walks160``, ...)."""
+    return variant.split("+")[0] in METHODS
+
+
 def make_model(variant: str, args: argparse.Namespace, seed: int):
     common = {"dim": args.dim, "walks_per_node": args.walks_per_node,
               "walk_length": args.walk_length, "window": args.window, "workers": 1,
@@ -90,7 +95,9 @@ def make_model(variant: str, args: argparse.Namespace, seed: int):
         for part in [p for p in parts if p.startswith(prefix) and p[len(prefix):].isdigit()]:
             common[key] = int(part[len(prefix):])
             parts.discard(part)
-    if parts <= set(METHODS) and len(parts) == 1:
+    if is_baseline(variant):
+        if len(parts) != 1:
+            raise SystemExit(f"a baseline takes only walksN and winN, not {variant!r}")
         return make_method(parts.pop(), ignore_unknown=True, **common)
     kernels = {"sch": "schoenberg", "multi": "multi", "lin": "linear"}
     unknown = parts - {"loglik", "shrink", "sub", *kernels}
@@ -199,51 +206,46 @@ def markdown(records: list[dict], args: argparse.Namespace) -> str:
 
 
 def summarize(paths: list[Path]) -> str:
-    """Every run's table, then per graph and score column the best KernelNE variant and the
-    default (``squared``) against the best baseline (means over seeds, ± their std)."""
+    """Every run's table, then a row per graph: in each score column the best KernelNE variant
+    and the default (``squared``) against the best baseline (means over the seeds)."""
     runs: dict[tuple, dict] = {}  # the records of every file, joined by their score columns
     for path in paths:
         run = json.loads(path.read_text())
         args = argparse.Namespace(**run["args"])
-        key = tuple(score_columns(args))
-        runs.setdefault(key, {"args": args, "records": []})["records"] += run["records"]
-    tables, lines = [], []
-    head = ("| graph | Micro-F1 | best KernelNE | default | best baseline | best − baseline "
-            "| default − baseline |\n|---|---|---|---|---|---|---|")
-    for run in runs.values():
-        args = run["args"]
-        columns = score_columns(args)
-        tables.append(markdown(run["records"], args))
+        runs.setdefault(tuple(score_columns(args)), {"args": args, "records": []}
+                        )["records"] += run["records"]
+    parts = []
+    for columns, run in runs.items():
+        parts.append(markdown(run["records"], run["args"]))
+        lines = ["| graph | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns)]
         for name in dict.fromkeys(r["graph"] for r in run["records"]):
             stats = {}
-            for variant in dict.fromkeys(r["variant"] for r in run["records"]
-                                         if r["graph"] == name):
-                f1 = np.array([r["micro_f1"] for r in run["records"]
-                               if r["graph"] == name and r["variant"] == variant])
-                stats[variant] = (f1.mean(0), f1.std(0), len(f1))
-            for j, column in enumerate(columns):
-                ours = {v: s for v, s in stats.items() if v not in METHODS}
-                theirs = {v: s for v, s in stats.items() if v in METHODS}
-                if not ours or not theirs:
-                    continue
-                best = max(ours, key=lambda v: ours[v][0][j])
-                base = max(theirs, key=lambda v: theirs[v][0][j])
-                cells = [f"{v} {s[0][j]:.4f} ± {s[1][j]:.4f}" for v, s in
-                         ((best, ours[best]), ("squared", ours.get("squared")), (base,
-                                                                                 theirs[base]))
-                         if s is not None]
-                gaps = [_verdict(ours[v], theirs[base], j) for v in (best, "squared")
-                        if v in ours]
-                lines.append(f"| {name} | {column} | " + " | ".join(cells + gaps) + " |")
-    return "\n\n".join(tables + [head + "\n" + "\n".join(lines)])
+            for r in run["records"]:
+                if r["graph"] == name:
+                    stats.setdefault(r["variant"], []).append(r["micro_f1"])
+            stats = {v: (np.mean(f1, axis=0), np.std(f1, axis=0)) for v, f1 in stats.items()}
+            ours = {v: s for v, s in stats.items() if not is_baseline(v)}
+            theirs = {v: s for v, s in stats.items() if is_baseline(v)}
+            if ours and theirs:
+                lines.append(f"| {name} | " + " | ".join(
+                    _cell(ours, theirs, j) for j in range(len(columns))) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
-def _verdict(ours: tuple, theirs: tuple, j: int) -> str:
-    """``+gap (verdict)``: ahead, within noise (behind by at most the larger std) or behind."""
-    gap = ours[0][j] - theirs[0][j]
-    noise = max(ours[1][j], theirs[1][j])
-    word = "ahead" if gap >= 0 else "within noise" if -gap <= noise else "behind"
-    return f"{gap:+.4f} ({word})"
+def _cell(ours: dict, theirs: dict, j: int) -> str:
+    """Column ``j``: the best of ``ours`` against the best of ``theirs``, gap and verdict, and
+    the default's gap."""
+    best = max(ours, key=lambda v: ours[v][0][j])
+    base = max(theirs, key=lambda v: theirs[v][0][j])
+    (mean, std), (base_mean, base_std) = ours[best], theirs[base]
+    gap = mean[j] - base_mean[j]
+    word = "" if gap >= 0 else " ≈" if -gap <= max(std[j], base_std[j]) else " **behind**"
+    cell = (f"{best} {mean[j]:.4f} ± {std[j]:.4f} vs {base} {base_mean[j]:.4f}: "
+            f"{gap:+.4f}{word}")
+    if "squared" in ours:
+        cell += f" (default {ours['squared'][0][j] - base_mean[j]:+.4f})"
+    return cell
 
 
 if __name__ == "__main__":

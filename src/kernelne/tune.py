@@ -709,9 +709,7 @@ def tune(
                   file=sys.stderr, flush=True)
         model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
     kept.clear()
-    test_score = win.get("test_score")
-    if test_score is None:
-        test_score = test(model)
+    test_score = win["test_score"]  # taken on the winner's finalist fit, which is the model
     return TuneResult(method, best["params"], win["score"], metric, records, model,
                       validation, test_score, time.perf_counter() - start, fixed,
                       finals=finals, ranking=rank_finalists(finals, names), best_se=win["se"])
