@@ -1,0 +1,93 @@
+"""The grammar every ``kernelne`` subcommand follows: help layout, examples, old spellings.
+
+- :class:`HelpFormatter` prints each option's default after its help text, so no help text
+  writes its default by hand, and keeps the description and example epilog as written.
+- :func:`add_command` registers a subcommand with that formatter and an ``example:`` epilog.
+- :func:`add_deprecated_alias` keeps an old option spelling working for one release, with a
+  one-line deprecation warning naming the new spelling.
+- :func:`seed_value` is the ``--seed`` type of every command (a whole number >= 0).
+
+Output options: ``-o/--output FILE`` for a command that writes one file (or one file prefix),
+``--out-dir DIR`` for a command that writes a folder. ``--method`` always names an embedding
+method (``kernelne``, ``deepwalk``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+#: the release in which the deprecated spellings are removed
+REMOVED_IN = "0.3.0"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help with ``(default: X)`` appended where an option has a default worth showing.
+
+    Defaults that say nothing (``None``, ``False`` for a flag, suppressed values) are left out;
+    a help text that already mentions ``%(default)s`` is left as it is.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or default is None or default is False
+                or default is argparse.SUPPRESS or isinstance(action, argparse._HelpAction)
+                or isinstance(action, argparse._VersionAction)):
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
+def add_command(subparsers: Any, name: str, *, help: str, description: str,
+                example: str | list[str], **kwargs: Any) -> argparse.ArgumentParser:
+    """Register subcommand ``name`` with :class:`HelpFormatter` and an ``example:`` epilog.
+
+    Parameters
+    ----------
+    subparsers
+        The object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
+    name, help, description
+        As for ``add_parser``.
+    example
+        One command line, or several, shown at the end of ``--help``.
+    """
+    lines = [example] if isinstance(example, str) else list(example)
+    epilog = "example:\n" + "\n".join(f"  {line}" for line in lines)
+    return subparsers.add_parser(name, help=help, description=description, epilog=epilog,
+                                 formatter_class=HelpFormatter, **kwargs)
+
+
+class _DeprecatedOption(argparse.Action):
+    """Store like the new option, after a warning that names it."""
+
+    def __init__(self, option_strings, dest, new: str, nargs=None, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"kernelne: warning: {option_string} is deprecated, use {self.new} (the old "
+              f"spelling is removed in {REMOVED_IN})", file=sys.stderr)
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str,
+                         **kwargs: Any) -> None:
+    """Accept option ``old`` as a hidden synonym of ``new`` (stored in ``dest``) for one
+    release, warning on use. ``kwargs`` (``type``, ``nargs``, ...) must match ``new``'s."""
+    parser.add_argument(old, dest=dest, action=_DeprecatedOption, new=new,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+
+
+def seed_value(text: str) -> int:
+    """argparse type of ``--seed``: a whole number >= 0 (numpy's seeds), refused while parsing
+    so that nothing runs before a bad seed is reported."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: a seed is a whole number >= 0")
+    return value
