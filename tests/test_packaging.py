@@ -31,7 +31,31 @@ def test_one_version_source(pyproject, capsys):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"kernelne {__version__}"
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert f"## {__version__}" in changelog or "## Unreleased" in changelog
+    # Keep a Changelog: every release has a dated section, the current version among them
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)$", changelog, re.M)
+    assert __version__ in dict(releases) and "0.1.0" in dict(releases)
+    assert re.search(r"^## \[Unreleased\]$", changelog, re.M)
+
+
+def test_readme_is_short_and_starts_with_the_quick_start():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250
+    start = lines.index("## Quick start")
+    assert start < 40 and any("pip install" in line for line in lines[start:40])
+    assert any(line.strip() == "python -m pytest" or line.startswith("python -m pytest ")
+               for line in lines[start:40])
+
+
+def test_citation_and_contributing():
+    citation = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert "Kernel Node Embeddings" in citation
+    assert "Multiple Kernel Representation Learning on Networks" in citation
+    assert f"version: {__version__}" in citation
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    modules = sorted(p.relative_to(ROOT / "src") for p in (ROOT / "src" / "kernelne").glob("*.py"))
+    missing = [str(m) for m in modules if f"`{m.as_posix()}`" not in contributing
+               and f"`{m.name}`" not in contributing and f", `{m.name}`" not in contributing]
+    assert not missing, f"CONTRIBUTING.md's layout table lacks {missing}"
 
 
 def test_licence_and_metadata(pyproject):

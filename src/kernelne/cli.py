@@ -252,7 +252,8 @@ def _extensions() -> list[Callable]:
                          ("kernelne.tune", "register"),
                          ("kernelne.plot", "register"),
                          ("kernelne.datasets", "register"),
-                         ("kernelne.generators", "register")]:
+                         ("kernelne.generators", "register"),
+                         ("kernelne.userdocs", "register")]:
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:
