@@ -1,14 +1,14 @@
 """Link-prediction heuristics: scores of node pairs from the residual graph alone.
 
 Computed sparsely on the split's residual (training) graph A, never on held-out edges, and
-only for the pairs scored (no dense n x n matrix). For a pair (u, v), with N(x) the
-neighbours of x and d(x) = |N(x)|:
+only for the pairs scored (no dense n x n matrix). For a pair (u, v), with ``N(x)`` the
+neighbours of x and ``d(x) = |N(x)|``:
 
-* ``common_neighbours``  |N(u) ∩ N(v)|                         (row products of A)
-* ``jaccard``            |N(u) ∩ N(v)| / |N(u) ∪ N(v)|
-* ``adamic_adar``        sum over w in N(u) ∩ N(v) of 1 / log d(w)
-* ``preferential_attachment``  d(u) d(v)
-* ``katz``               sum_{l=1..L} beta^l (A^l)_{uv}, truncated at L = 3, beta = 0.005
+* ``common_neighbours``: ``|N(u) ∩ N(v)|`` (row products of A)
+* ``jaccard``: ``|N(u) ∩ N(v)| / |N(u) ∪ N(v)|``
+* ``adamic_adar``: the sum over w in ``N(u) ∩ N(v)`` of ``1 / log d(w)``
+* ``preferential_attachment``: ``d(u) d(v)``
+* ``katz``: ``sum_{l=1..L} beta^l (A^l)_{uv}``, truncated at L = 3, beta = 0.005
 
 A heuristic needs no classifier: its score ranks the test pairs directly (ROC-AUC, average
 precision), so an embedding that cannot beat these is visible as such.
