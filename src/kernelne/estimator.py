@@ -76,7 +76,7 @@ class EmbeddingEstimator(BaseEstimator):
 
         Returns
         -------
-        vectors : ndarray of shape (n_nodes, dim)
+        vectors : ndarray of shape (n, dim)
             The embedding rows.
         nodes : ndarray
             The node id of each row.

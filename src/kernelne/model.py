@@ -124,11 +124,11 @@ class KernelNE(EmbeddingEstimator):
         on the simplex: the log-likelihood reads the mixed kernel as a probability, and
         projected weights summing above 1 collapsed (Cora .27).
     robust : bool, default True
-        Restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when, after 5%
-        of the run (the method reference, METHOD §7: when, and a second look), the rows are
-        forming the collapsed "shell" that wide kernels fall into on dense graphs (see
-        COLLAPSE). ``False`` is the paper's algorithm; on graphs where nothing collapses (all
-        seven of the paper's) both are identical.
+        Restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when, after 5% of
+        the run (:doc:`METHOD </METHOD>` §7: when, and a second look), the rows are forming the
+        collapsed "shell" that wide kernels fall into on dense graphs (see :doc:`/COLLAPSE`).
+        ``False`` is the paper's algorithm; on graphs where nothing collapses (all seven of the
+        paper's) both are identical.
     shared_negatives : bool, default False
         Draw one set of k negatives per center for all its contexts and take their terms as
         one step weighted by the number of contexts (Ji et al. 2016; see
@@ -138,7 +138,7 @@ class KernelNE(EmbeddingEstimator):
     partitions : int, default 1
         Train in ``P`` partitions, bucket by bucket with only two blocks of rows in memory, on
         this machine or on a Dask cluster (``fit(graph, client=...)``); see
-        :mod:`kernelne.partitioned` and DISTRIBUTED. 1 is the plain fit.
+        :mod:`kernelne.partitioned` and :doc:`/DISTRIBUTED`. 1 is the plain fit.
     partition_dir : str, optional
         The folder of a partitioned fit's blocks, walks and checkpoints (a fit restarted with
         the same folder resumes; ``embedding_`` is then memory-mapped from it). None: a
@@ -149,7 +149,7 @@ class KernelNE(EmbeddingEstimator):
     loss : {"squared", "loglik"}, default "squared"
         ``"squared"`` is the paper's ``(y - k)^2``; ``"loglik"`` reads the kernel as an edge
         probability: ``-log k`` for a context, ``-log(1 - k)`` for a negative, with ``k``
-        clipped to ``[1e-4, 0.99]`` (METHOD §2).
+        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2).
     window_shrink : bool, default False
         Each center draws its window uniformly in ``1..window`` (word2vec's shrinking window:
         a context at distance ``j`` weighs ``(window - j + 1) / window``). ``False``: every
@@ -159,26 +159,25 @@ class KernelNE(EmbeddingEstimator):
         walks is dropped (as center and as context) with probability ``1 - sqrt(t / f_v)``,
         ``f_v`` its frequency in the walks; 0 keeps all.
     negative_pool : int or "auto", default "auto"
-        Each walk draws a pool of this many nodes from the noise distribution and each of its
-        pairs picks its k negatives uniformly from the pool (METHOD §8): a walk reads Q random
-        rows of B instead of k per pair. 0: k fresh draws per pair (the paper's). ``"auto"``:
-        128 on graphs of 100,000 nodes or more, where those random rows are the cost of
-        training (about 1.8x faster per pair at 1M nodes, Micro-F1 within 0.002 at 100k), 0
-        below (the paper's graphs).
+        Each walk draws a pool of this many nodes from the noise distribution and each of its pairs
+        picks its k negatives uniformly from the pool (:doc:`METHOD </METHOD>` §8): a walk reads Q
+        random rows of B instead of k per pair. 0: k fresh draws per pair (the paper's). ``"auto"``:
+        128 on graphs of 100,000 nodes or more, where those random rows are the cost of training
+        (about 1.8x faster per pair at 1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the
+        paper's graphs).
     beta_select : {"train", "uniform", "validation"} or sequence of float, default "train"
-        How MKernelNE's weights are set (``kernel="multi"`` only; METHOD §4). ``"train"``:
-        learned by SGD with the rows (see Notes). ``"uniform"``: fixed at ``1/m``. A sequence
-        of ``m`` weights (>= 0): fixed at those. ``"validation"``: chosen among each single
-        kernel of the dictionary, ``"uniform"`` and ``"train"`` by a validation score
-        (held-out labels passed as ``fit(graph, y)``, else held-out edges), and the winner
-        fitted on the whole graph; see :mod:`kernelne.kernel_choice` (``beta_choice_`` holds
-        every candidate's score).
+        How MKernelNE's weights are set (``kernel="multi"`` only; :doc:`METHOD </METHOD>` §4).
+        ``"train"``: learned by SGD with the rows (see Notes). ``"uniform"``: fixed at ``1/m``. A
+        sequence of ``m`` weights (>= 0): fixed at those. ``"validation"``: chosen among each single
+        kernel of the dictionary, ``"uniform"`` and ``"train"`` by a validation score (held-out
+        labels passed as ``fit(graph, y)``, else held-out edges), and the winner fitted on the whole
+        graph; see :mod:`kernelne.kernel_choice` (``beta_choice_`` holds every candidate's score).
 
     Attributes
     ----------
-    embedding_ : ndarray of shape (n_nodes, dim)
+    embedding_ : ndarray of shape (n, dim)
         The center vectors A, one row per node in node order.
-    context_embedding_ : ndarray of shape (n_nodes, dim)
+    context_embedding_ : ndarray of shape (n, dim)
         The context vectors B.
     nodes_ : ndarray
         The user's node ids, in row order.
@@ -587,7 +586,8 @@ class KernelNE(EmbeddingEstimator):
                     new_walks_factor: int = 2) -> KernelNE:
         """Embed the new nodes of a grown graph without retraining the old rows.
 
-        See :func:`kernelne.update.partial_fit` and the method reference (METHOD, §9).
+        See :func:`kernelne.update.partial_fit` and the method reference (:doc:`METHOD </METHOD>`
+        §9).
 
         Parameters
         ----------
@@ -666,7 +666,8 @@ class KernelNE(EmbeddingEstimator):
         Returns
         -------
         bool
-            True with ``beta_update="simplex"`` or the log-likelihood loss (METHOD §4).
+            True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
+            §4).
         """
         return self.beta_update == "simplex" or self.loss == "loglik"
 
