@@ -34,8 +34,7 @@ napoleon_use_rtype = False
 napoleon_use_ivar = True
 napoleon_preprocess_types = False
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
-autodoc_typehints_description_target = "documented"
+autodoc_typehints = "none"  # the numpydoc sections carry the types
 autodoc_class_signature = "mixed"
 
 # The Markdown pages are written for GitHub: their first heading level may jump and a few links
@@ -45,3 +44,6 @@ suppress_warnings = ["myst.header", "myst.xref_missing"]
 
 html_theme = "furo"
 html_title = f"kernelne {__version__}"
+
+# option names such as --seed stay as typed (no en dashes, no curly quotes)
+smartquotes = False

@@ -97,7 +97,11 @@ PUBLIC = sorted(set(
     + ["kernelne.evaluation.heuristics:evaluate_heuristics",
        "kernelne.evaluation.heuristics:heuristic_scores"]
     + _exported(kernelne.baselines)
-    + ["kernelne.generators:planted_partition_sbm"]
+    + ["kernelne.generators:planted_partition_sbm", "kernelne.generators:write_planted_partition"]
+    + ["kernelne.kernels:Kernel", "kernelne.kernels:parse_kernel",
+       "kernelne.kernels:dictionary_arrays", "kernelne.datasets:Dataset"]
+    + _methods("kernelne.kernels", ["Kernel"])
+    + _methods("kernelne.evaluation", ["LinkSplit", "ResultTable"])
     + _methods("kernelne", ["KernelNE", "Graph", "WalkCorpus"])
     + _methods("kernelne.baselines", ["DeepWalk", "Node2Vec", "LINE", "HOPE", "NetMF"])
 ))

@@ -59,7 +59,22 @@ def find_data_dir(data_dir: str | Path | None = None) -> Path:
 
 @dataclass
 class Dataset:
-    """A network of the data folder: its graph, its labels (if any) and its manifest entry."""
+    """A network of the data folder: its graph, its labels (if any) and its manifest entry.
+
+    Returned by :func:`kernelne.load_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        The network's name, e.g. ``"cora"``.
+    graph : Graph
+        The graph (dense integer ids ``0..n-1``, isolated nodes included).
+    labels : scipy.sparse.csr_matrix or None
+        The ``n x K`` boolean label matrix, or None for an unlabelled network.
+    info : dict
+        The network's ``MANIFEST.json`` entry: node count, source, checksums and
+        transformation.
+    """
 
     name: str
     graph: Graph

@@ -8,6 +8,8 @@ takes its first end by weight; its second end is, with probability ``mu``, drawn
 from the whole graph, else from the first end's community. Self-loops and duplicates are
 dropped and at most ``m`` distinct edges kept (so slightly fewer than ``m`` may result).
 
+From the command line::
+
     kernelne generate 10000 330000 40 0.6 dense --seed 1   # dense.edges, dense.labels
 """
 
@@ -97,8 +99,23 @@ def planted_partition_sbm(
 
 def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: float,
                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Write ``PREFIX.edges`` (``u v`` per line) and ``PREFIX.labels`` (``node community``)
-    of :func:`planted_partition_sbm`; return its ``(edges, communities)``."""
+    """Write a :func:`planted_partition_sbm` graph and its communities to two text files.
+
+    ``PREFIX.edges`` holds ``u v`` per line and ``PREFIX.labels`` ``node community``; both are
+    written atomically.
+
+    Parameters
+    ----------
+    prefix : str or Path
+        The output prefix.
+    n, m, k, mu, seed
+        As :func:`planted_partition_sbm`.
+
+    Returns
+    -------
+    edges, communities : ndarray
+        The graph's edges and each node's community, as :func:`planted_partition_sbm`.
+    """
     from kernelne.embedding_io import atomic_path
 
     edges, comm = planted_partition_sbm(n, m, k, mu, seed)

@@ -82,6 +82,7 @@ class ResultTable:
         self.per_split: dict[tuple[str, str], list[float]] = {}
 
     def __iter__(self):
+        """The rows, in order."""
         return iter(self.rows)
 
     def __len__(self) -> int:
