@@ -149,3 +149,16 @@ def test_the_parser_reads_numpydoc_entries():
     """)
     assert documented_parameters(doc) == {"graph", "x", "y", "params"}
     assert documented_parameters("Summary only.") is None
+
+
+@pytest.mark.parametrize("module", [
+    "kernelne.graph", "kernelne.walks", "kernelne.kernels", "kernelne.generators",
+    "kernelne.baselines",
+])
+def test_docstring_examples_run(module):
+    """The Examples sections the reference shows give the output they print."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, result
