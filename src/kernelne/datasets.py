@@ -59,7 +59,22 @@ def find_data_dir(data_dir: str | Path | None = None) -> Path:
 
 @dataclass
 class Dataset:
-    """A network of the data folder: its graph, its labels (if any) and its manifest entry."""
+    """A network of the data folder: its graph, its labels (if any) and its manifest entry.
+
+    Returned by :func:`kernelne.load_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        The network's name, e.g. ``"cora"``.
+    graph : Graph
+        The graph (dense integer ids ``0..n-1``, isolated nodes included).
+    labels : scipy.sparse.csr_matrix or None
+        The ``n x K`` boolean label matrix, or None for an unlabelled network.
+    info : dict
+        The network's ``MANIFEST.json`` entry: node count, source, checksums and
+        transformation.
+    """
 
     name: str
     graph: Graph
@@ -76,7 +91,35 @@ def load_manifest(data_dir: str | Path | None = None) -> dict:
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
-    """Load network ``name`` (e.g. ``"cora"``) from the data folder."""
+    """Load a network of the data folder, with its labels if it has any.
+
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"cora"``; the package
+        ships the paper's seven (``kernelne datasets`` lists them).
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+
+    Returns
+    -------
+    Dataset
+        ``name``, ``graph`` (a :class:`Graph`), ``labels`` (an ``n x K`` boolean CSR matrix,
+        or None for an unlabelled network) and ``info`` (its manifest entry).
+
+    Raises
+    ------
+    InputError
+        An unknown name (the message lists the known ones), or a folder without
+        ``MANIFEST.json``.
+
+    Examples
+    --------
+    >>> from kernelne import load_dataset
+    >>> cora = load_dataset("cora")  # doctest: +SKIP
+    >>> cora.graph.summary(), cora.labels.shape  # doctest: +SKIP
+    ('2,708 nodes, 5,278 edges (undirected)', (2708, 7))
+    """
     folder = find_data_dir(data_dir)
     manifest = load_manifest(folder)
     if name not in manifest:
@@ -91,9 +134,30 @@ def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
 def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | None = None):
     """Read ``node label`` pairs into an ``n x K`` boolean CSR label matrix.
 
-    Node ids are looked up in ``graph.nodes`` (the user's ids); without a graph they must be the
-    integers ``0..n_nodes-1``. Label tokens are mapped to ``0..K-1`` (integers keep their order).
-    A node may have several labels (one line each); nodes without a line have an empty row.
+    Label tokens are mapped to ``0..K-1`` (integers keep their order). A node may have several
+    labels (one line each); nodes without a line have an empty row.
+
+    Parameters
+    ----------
+    path : str or Path
+        A text file of ``node label`` lines (gzip allowed; ``#`` and ``%`` comments).
+    graph : Graph, optional
+        The graph whose node ids (``graph.nodes``, the user's ids) the file's node ids are
+        looked up in; its node count is the matrix's row count.
+    n_nodes : int, optional
+        Without a graph: the node ids must be the integers ``0..n_nodes-1``; default the
+        largest id plus 1.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, K), dtype bool
+        Row ``i`` holds the labels of dense node ``i``.
+
+    Raises
+    ------
+    InputError
+        A malformed line, a node not in the graph (or outside ``0..n_nodes-1``), or an empty
+        file; the message names the file and the line.
     """
     rows: list[int] = []
     tokens: list[str] = []

@@ -48,8 +48,27 @@ def nodes_sidecar(path: str | Path) -> Path:
 
 
 def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | None = None) -> None:
-    """Write ``vectors`` (row i belongs to ``nodes[i]``) in the format its suffix names
-    (``-``: word2vec text on standard output)."""
+    """Write an embedding in the format the path's suffix names.
+
+    ``.npy`` (any case): the ``n x d`` float32 matrix in node order; when the node ids are not
+    ``0..n-1`` they are written beside it, one per line, to ``NAME.nodes.txt``. Any other
+    name: word2vec text format (a header ``n d``, then ``node_id v_1 ... v_d`` per line,
+    readable by gensim's ``KeyedVectors.load_word2vec_format``). The file is written to a
+    temporary name and renamed into place, so a failed write leaves nothing behind.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file; ``-`` writes word2vec text to standard output.
+    vectors : array-like of shape (n, d)
+        The embedding; row ``i`` belongs to ``nodes[i]``.
+    nodes : array-like, optional
+        The node id of each row; default ``0..n-1``.
+
+    See Also
+    --------
+    load_embedding : read it back.
+    """
     to_stdout = str(path) == STDOUT
     path = Path(path)
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -85,7 +104,24 @@ def _write_text(fh, vectors: np.ndarray, nodes) -> None:
 def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Read an embedding written by :func:`save_embedding` (or by word2vec / gensim).
 
-    Returns ``(vectors, nodes)``; integer node ids come back as integers.
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy`` matrix (with its ``NAME.nodes.txt`` ids, if any) or a word2vec text file
+        (the ``n d`` header line is optional).
+
+    Returns
+    -------
+    vectors : ndarray of shape (n, d), float32
+        The embedding rows.
+    nodes : ndarray
+        The node id of each row; integer ids come back as integers.
+
+    Raises
+    ------
+    InputError
+        An unreadable file, a row with the wrong number of fields, a non-numeric entry, a
+        node listed twice, or a header whose count disagrees with the rows.
     """
     path = Path(path)
     if is_npy(path):

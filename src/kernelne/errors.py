@@ -10,7 +10,30 @@ from pathlib import Path
 
 
 class InputError(ValueError):
-    """Bad user input: an unreadable file, a malformed line, an impossible parameter."""
+    """Bad user input: an unreadable file, a malformed line, an impossible parameter.
+
+    A :class:`ValueError`. Its message is ``PATH:LINE: PROBLEM`` (or ``PATH: PROBLEM``, or the
+    problem alone); the CLI prints it as one ``kernelne: error: ...`` line and exits with
+    status 2, without a traceback.
+
+    Parameters
+    ----------
+    problem : str
+        What is wrong.
+    path : str or Path, optional
+        The file the problem is in.
+    line : int, optional
+        The line of ``path`` the problem is on.
+
+    Attributes
+    ----------
+    problem : str
+        What is wrong.
+    path : str or None
+        The file, as a string.
+    line : int or None
+        The line number.
+    """
 
     def __init__(self, problem: str, path: str | Path | None = None, line: int | None = None):
         self.problem = problem
@@ -25,6 +48,7 @@ class InputError(ValueError):
 class TrainingError(RuntimeError):
     """Training produced no usable embedding: NaN/inf rows (diverged) or no pair to train on.
 
-    The CLI prints it as one ``kernelne: error: ...`` line and exits non-zero without writing
-    an output file; the Python API raises it from ``fit``.
+    A :class:`RuntimeError` taking the message as its one argument. The CLI prints it as one
+    ``kernelne: error: ...`` line and exits non-zero without writing an output file; the
+    Python API raises it from ``fit``.
     """

@@ -8,6 +8,8 @@ takes its first end by weight; its second end is, with probability ``mu``, drawn
 from the whole graph, else from the first end's community. Self-loops and duplicates are
 dropped and at most ``m`` distinct edges kept (so slightly fewer than ``m`` may result).
 
+From the command line::
+
     kernelne generate 10000 330000 40 0.6 dense --seed 1   # dense.edges, dense.labels
 """
 
@@ -25,9 +27,46 @@ from kernelne.errors import InputError
 def planted_partition_sbm(
     n: int, m: int, k: int, mu: float, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(edges, communities)``: an ``E x 2`` int64 array of undirected edges (``u < v``, no
-    loops or duplicates, shuffled) on nodes ``0..n-1``, and each node's community in
-    ``0..k-1``. ``mu`` is the share of edge ends drawn from the whole graph."""
+    """A degree-corrected planted-partition graph with its communities.
+
+    Node weights follow a power law (Pareto with shape 1.5, so a degree exponent of 2.5,
+    minimum 2, capped at ``10 sqrt(n)``), communities are drawn uniformly, and each of
+    ``1.15 m`` edge draws takes its first end by weight; its second end is, with probability
+    ``mu``, drawn by weight from the whole graph, else from the first end's community.
+    Self-loops and duplicates are dropped and at most ``m`` distinct edges kept.
+
+    Parameters
+    ----------
+    n : int
+        Nodes (at least 2).
+    m : int
+        Edges, at most (slightly fewer may result); at least 1.
+    k : int
+        Communities (at least 1).
+    mu : float
+        The share in ``[0, 1]`` of edge ends drawn from the whole graph (mixing).
+    seed : int, default 0
+        Seed: the same arguments and seed give the same graph.
+
+    Returns
+    -------
+    edges : ndarray of shape (E, 2), int64
+        Undirected edges ``u < v`` on nodes ``0..n-1``, no loops or duplicates, shuffled.
+    communities : ndarray of shape (n,)
+        Each node's community in ``0..k-1``.
+
+    Raises
+    ------
+    InputError
+        ``n < 2``, ``m < 1``, ``k < 1`` or ``mu`` outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from kernelne.generators import planted_partition_sbm
+    >>> edges, communities = planted_partition_sbm(300, 1500, 4, 0.3, seed=1)
+    >>> edges.shape[1], communities.shape, int(communities.max()) <= 3
+    (2, (300,), True)
+    """
     if n < 2 or m < 1 or k < 1:
         raise InputError(f"need n >= 2, m >= 1 and k >= 1, got n={n}, m={m}, k={k}")
     if not 0 <= mu <= 1:
@@ -60,8 +99,23 @@ def planted_partition_sbm(
 
 def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: float,
                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Write ``PREFIX.edges`` (``u v`` per line) and ``PREFIX.labels`` (``node community``)
-    of :func:`planted_partition_sbm`; return its ``(edges, communities)``."""
+    """Write a :func:`planted_partition_sbm` graph and its communities to two text files.
+
+    ``PREFIX.edges`` holds ``u v`` per line and ``PREFIX.labels`` ``node community``; both are
+    written atomically.
+
+    Parameters
+    ----------
+    prefix : str or Path
+        The output prefix.
+    n, m, k, mu, seed
+        As :func:`planted_partition_sbm`.
+
+    Returns
+    -------
+    edges, communities : ndarray
+        The graph's edges and each node's community, as :func:`planted_partition_sbm`.
+    """
     from kernelne.embedding_io import atomic_path
 
     edges, comm = planted_partition_sbm(n, m, k, mu, seed)

@@ -56,7 +56,34 @@ class Graph:
 
     ``indices[indptr[v]:indptr[v+1]]`` are the (out-)neighbours of ``v`` in increasing order;
     ``weights`` holds the matching edge weights, or is ``None`` for an unweighted graph. An
-    undirected graph stores each edge in both directions.
+    undirected graph stores each edge in both directions. Build one with
+    :func:`load_graph` or :meth:`from_edges`.
+
+    Parameters
+    ----------
+    indptr : ndarray of shape (n + 1,)
+        Row pointers (int64): the neighbours of ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
+    indices : ndarray
+        Neighbour dense ids (int32), sorted within each row.
+    weights : ndarray or None
+        Edge weights (float32) matching ``indices``; None for an unweighted graph.
+    nodes : ndarray of shape (n,)
+        The user's node id of each dense id ``0..n-1``.
+    directed : bool, default False
+        Whether edges are arcs; an undirected graph stores each edge in both directions.
+    self_loops_dropped : int, default 0
+        Self-loops the reader dropped.
+    duplicates_dropped : int, default 0
+        Duplicate edges the reader dropped.
+
+    Examples
+    --------
+    >>> from kernelne import Graph
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    >>> g.summary()
+    '3 nodes, 3 edges (undirected)'
+    >>> g.neighbors(0).tolist()
+    [1, 2]
     """
 
     indptr: np.ndarray
@@ -70,6 +97,7 @@ class Graph:
 
     @property
     def n_nodes(self) -> int:
+        """Number of nodes (dense ids ``0..n_nodes-1``)."""
         return len(self.indptr) - 1
 
     @property
@@ -80,10 +108,12 @@ class Graph:
 
     @property
     def degrees(self) -> np.ndarray:
+        """Each node's (out-)degree: the length of its neighbour list."""
         return np.diff(self.indptr)
 
     @property
     def is_weighted(self) -> bool:
+        """Whether the graph has edge weights (``weights`` is not None)."""
         return self.weights is not None
 
     def in_degrees(self) -> np.ndarray:
@@ -105,6 +135,18 @@ class Graph:
         return np.flatnonzero((self.degrees == 0) & (self.in_degrees() > 0))
 
     def neighbors(self, v: int) -> np.ndarray:
+        """The (out-)neighbours of a node, in increasing order.
+
+        Parameters
+        ----------
+        v : int
+            A dense node id.
+
+        Returns
+        -------
+        ndarray
+            Dense ids of the neighbours of ``v`` (a view of ``indices``).
+        """
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     def adjacency(self) -> sp.csr_matrix:
@@ -123,7 +165,23 @@ class Graph:
         return np.column_stack([src, dst])
 
     def index_of(self, node_id: Any) -> int:
-        """Dense id of one of the user's node ids (``KeyError`` if absent)."""
+        """Dense id of one of the user's node ids.
+
+        Parameters
+        ----------
+        node_id : object
+            A node id as the user gave it (``3`` and ``np.int64(3)`` are the same id).
+
+        Returns
+        -------
+        int
+            Its dense id.
+
+        Raises
+        ------
+        KeyError
+            If the graph has no such node.
+        """
         if self._index is None:
             self._index = {_plain(x): i for i, x in enumerate(self.nodes)}
         return self._index[_plain(node_id)]
@@ -135,6 +193,7 @@ class Graph:
         )
 
     def summary(self) -> str:
+        """One line: node and edge counts, directed or not, weighted or not."""
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.is_weighted else ""
         return f"{self.n_nodes:,} nodes, {self.n_edges:,} edges ({kind}{w})"
@@ -152,7 +211,33 @@ class Graph:
         """Build a graph from dense-id edge arrays.
 
         Self-loops are dropped; of duplicate edges (``u v`` and ``v u`` count as the same edge
-        when undirected) the first is kept. Both are counted on the returned graph.
+        when undirected) the first is kept. Both are counted on the returned graph
+        (``self_loops_dropped``, ``duplicates_dropped``).
+
+        Parameters
+        ----------
+        src, dst : array-like of int
+            Dense ids of each edge's ends.
+        weights : array-like of float, optional
+            Edge weights: positive, finite and within float32's normal range. All 1 (or None):
+            an unweighted graph.
+        n_nodes : int, optional
+            Number of nodes; default the largest id plus 1.
+        nodes : ndarray, optional
+            The user's id of each dense id; default ``0..n_nodes-1``.
+        directed : bool, default False
+            Keep edges as arcs instead of symmetrising them.
+
+        Returns
+        -------
+        Graph
+            The graph in CSR form.
+
+        Raises
+        ------
+        InputError
+            A node-id count other than ``n_nodes``, an endpoint outside ``0..n_nodes-1``, or a
+            weight that is not a positive finite float32 number.
         """
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
@@ -552,9 +637,45 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
 
-    ``source`` may be a Graph, a networkx graph, a scipy sparse matrix or dense array, or a path
-    to an edge list (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it) or to a
-    ``.mat`` file (matrix ``mat_key``).
+    Edge lists are ``source target [weight]`` per line (space, tab or comma separated; ``#``
+    and ``%`` comments; string or integer ids; gzip read transparently). Undirected by
+    default: edges are symmetrised, self-loops and duplicate edges are dropped and counted.
+    Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids.
+
+    Parameters
+    ----------
+    source : Graph, networkx graph, scipy sparse matrix, ndarray, str or Path
+        A Graph (returned as is), a networkx graph (node ids kept, its ``weight`` attribute
+        read), a square scipy sparse or dense adjacency matrix, or a path to an edge list
+        (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it), to a ``.mat`` file
+        (matrix ``mat_key``) or to a graph ``.npz`` file.
+    directed : bool, default False
+        Read edges as arcs (matrices and files; a networkx graph says so itself).
+    mat_key : str, default "network"
+        The variable holding the adjacency matrix in a ``.mat`` file.
+    header : bool, default False
+        Skip the edge list's first line (a line of column names is detected and reported
+        otherwise).
+    unweighted : bool, default False
+        Ignore an edge list's weight column.
+
+    Returns
+    -------
+    Graph
+        The graph in CSR form.
+
+    Raises
+    ------
+    InputError
+        The source cannot be read: no such file, a malformed line (named by file and line),
+        an empty graph, or an unsupported type.
+
+    Examples
+    --------
+    >>> from kernelne import load_graph
+    >>> g = load_graph("examples/karate.edgelist")  # doctest: +SKIP
+    >>> g.summary()  # doctest: +SKIP
+    '34 nodes, 78 edges (undirected)'
     """
     if isinstance(source, Graph):
         return source

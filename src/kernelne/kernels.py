@@ -32,7 +32,32 @@ _ONE = np.float32(1.0)
 
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel: ``kind`` in {"gauss", "schoenberg", "linear"} and its parameter."""
+    """One kernel: its kind and its parameter.
+
+    Calling it gives the kernel values of the rows of two arrays (NumPy reference
+    implementation); ``str(kernel)`` is its spec (``"gauss:1.5"``, ``"sch:2"``, ``"linear"``).
+
+    Parameters
+    ----------
+    kind : {"gauss", "schoenberg", "linear"}
+        Gaussian ``exp(-||x-y||^2 / sigma^2)``, Schoenberg ``(1 + ||x-y||^2)^(-alpha)`` or the
+        inner product.
+    param : float, default 0.0
+        ``sigma`` of the Gaussian or ``alpha`` of the Schoenberg kernel (positive and finite);
+        unused by the linear kernel.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, or a parameter that is not positive and finite.
+
+    Examples
+    --------
+    >>> from kernelne.kernels import Kernel
+    >>> k = Kernel("gauss", 2.0)
+    >>> float(k([0.0, 0.0], [2.0, 0.0]))  # exp(-4 / 4)
+    0.36787944117144233
+    """
 
     kind: str
     param: float = 0.0
@@ -46,6 +71,7 @@ class Kernel:
 
     @property
     def code(self) -> int:
+        """The kind's integer code in the numba trainer (0 Gaussian, 1 Schoenberg, 2 linear)."""
         return _NAMES[self.kind]
 
     @property
@@ -54,9 +80,20 @@ class Kernel:
         return 1.0 / self.param**2 if self.kind == "gauss" else self.param
 
     def narrowed(self, rho: float) -> Kernel:
-        """The kernel of ``rho ||x - y||^2``: a Gaussian of width ``sigma / sqrt(rho)``, or
-        this kernel itself when ``rho = 1`` (linear and Schoenberg kernels have no such form:
-        a narrowed Schoenberg kernel is reported by its scale, ``KernelNE.kernel_scale_``)."""
+        """The kernel of ``rho ||x - y||^2``.
+
+        Parameters
+        ----------
+        rho : float
+            The scale of the squared distance.
+
+        Returns
+        -------
+        Kernel
+            A Gaussian of width ``sigma / sqrt(rho)``, or this kernel itself when ``rho = 1``
+            (linear and Schoenberg kernels have no such form: a narrowed Schoenberg kernel is
+            reported by its scale, ``KernelNE.kernel_scale_``).
+        """
         if rho == 1.0 or self.kind != "gauss":
             return self
         return Kernel("gauss", self.param / math.sqrt(rho))
@@ -66,7 +103,18 @@ class Kernel:
         return short if self.kind == "linear" else f"{short}:{self.param:g}"
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Kernel values of the rows of ``x`` and ``y`` (NumPy reference implementation)."""
+        """Kernel values of the rows of ``x`` and ``y`` (NumPy reference implementation).
+
+        Parameters
+        ----------
+        x, y : array-like of shape (..., d)
+            Vectors, compared row by row (broadcast).
+
+        Returns
+        -------
+        ndarray of shape (...)
+            ``k(x, y)`` of each row pair, float64.
+        """
         x = np.asarray(x, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if self.kind == "linear":
@@ -78,7 +126,30 @@ class Kernel:
 
 
 def parse_kernel(text: str) -> Kernel:
-    """Parse ``"gauss:1.5"`` (sigma, paper's form), ``"sch:2"`` (alpha) or ``"linear"``."""
+    """Parse a kernel spec.
+
+    Parameters
+    ----------
+    text : str
+        ``"gauss:SIGMA"`` (``gaussian`` too; sigma in the paper's form), ``"sch:ALPHA"``
+        (``schoenberg`` too) or ``"linear"`` (``ne``, ``nokernel``), e.g. ``"gauss:1.5"``.
+
+    Returns
+    -------
+    Kernel
+        The kernel.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or no positive number after ``:``.
+
+    Examples
+    --------
+    >>> from kernelne.kernels import parse_kernel
+    >>> parse_kernel("sch:2")
+    Kernel(kind='schoenberg', param=2.0)
+    """
     name, _, value = text.strip().partition(":")
     code = _NAMES.get(name.lower())
     if code is None:
@@ -93,7 +164,25 @@ def parse_kernel(text: str) -> Kernel:
 
 
 def dictionary_arrays(kernels: list[Kernel]) -> tuple[np.ndarray, np.ndarray]:
-    """``(kinds, params)`` arrays of a kernel dictionary, for the numba trainer."""
+    """``(kinds, params)`` arrays of a kernel dictionary, for the numba trainer.
+
+    Parameters
+    ----------
+    kernels : list of Kernel
+        The dictionary: at least one kernel; the linear kernel only alone.
+
+    Returns
+    -------
+    kinds : ndarray of int64
+        Each kernel's code (0 Gaussian, 1 Schoenberg, 2 linear).
+    params : ndarray of float32
+        ``1/sigma^2`` for a Gaussian, ``alpha`` for a Schoenberg kernel, 0 for linear.
+
+    Raises
+    ------
+    ValueError
+        An empty dictionary, or the linear kernel combined with distance kernels.
+    """
     if not kernels:
         raise ValueError("a kernel dictionary needs at least one kernel")
     if len(kernels) > 1 and any(k.kind == "linear" for k in kernels):

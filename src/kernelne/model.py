@@ -63,103 +63,207 @@ DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 class KernelNE(EmbeddingEstimator):
     """Kernel node embeddings learned from random walks by SGD with negative sampling.
 
-    Parameters (paper symbol in brackets):
-        kernel: ``"gauss"``, ``"schoenberg"``, ``"linear"`` (the "NE" ablation, no kernel) or
-            ``"multi"`` (a learned non-negative combination of ``kernels``).
-        sigma: Gaussian width [sigma], paper's form ``exp(-||x-y||^2 / sigma^2)``; default
-            ``sqrt(2)`` (sigma^2 = 2). The authors' code's ``sigma_code = sigma / sqrt(2)``.
-        alpha: Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
-        kernels: dictionary for ``kernel="multi"``, e.g. ``["gauss:1", "sch:2"]`` (gauss:SIGMA,
-            sch:ALPHA); default :data:`DEFAULT_DICTIONARY`.
-        dim: embedding dimension [d]. walks_per_node, walk_length: walk corpus size [N, L].
-        window: context window [gamma]. negatives: negative samples per pair [k].
-        lr, min_lr: initial learning rate and its floor (linear decay) [eta].
-        reg: L2 penalty on updated embedding rows [lambda]. beta_reg: L2 penalty on the kernel
-            weights (multi only) [lambda_beta].
-        p, q: node2vec return and in-out parameters (1, 1 = uniform walks).
-        epochs: passes over the corpus. workers: threads (None = all cores).
-        random_state: seed; with ``workers=1`` a fit is bit-for-bit reproducible. With more
-            threads the lock-free updates race, so results vary slightly from run to run.
-        keep_walks: keep the walk corpus in memory (``walks_``) instead of streaming it.
-        chunk_walks: walks generated and trained per chunk. verbose: show a progress bar.
-        beta_update: ``"projected"`` (the paper's step on the kernel weights, kept >= 0) or
-            ``"simplex"`` (weights on the simplex, exponentiated-gradient / mirror-descent
-            step; see :func:`kernelne.trainer.train_walks`). With ``loss="loglik"`` the weights
-            are always on the simplex: the log-likelihood reads the mixed kernel as a
-            probability, and projected weights summing above 1 collapsed (Cora .27).
-        robust: restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when,
-            after 5% of the run (docs/METHOD.md §7: when, and a second look), the rows are
-            forming the collapsed "shell" that wide kernels fall into on dense graphs
-            (docs/COLLAPSE.md). ``False`` is the paper's algorithm;
-            on graphs where nothing collapses (all seven of the paper's) both are identical.
-        shared_negatives: draw one set of k negatives per center for all its contexts and take
-            their terms as one step weighted by the number of contexts (Ji et al. 2016; see
-            :func:`kernelne.trainer.train_walks`): the same loss, about 4x fewer kernel
-            evaluations and random rows per pair. ``False`` (default) is the paper's k
-            negatives per pair. On large graphs (10^5+ nodes) training is several times faster.
-        partitions: train in ``P`` partitions, bucket by bucket with only two blocks of rows in
-            memory, on this machine or on a Dask cluster (``fit(graph, client=...)``); see
-            :mod:`kernelne.partitioned` and docs/DISTRIBUTED.md. 1 (default) is the plain fit.
-        partition_dir: the folder of a partitioned fit's blocks, walks and checkpoints (a
-            fit restarted with the same folder resumes; ``embedding_`` is then memory-mapped
-            from it). ``None``: a temporary folder, removed after the fit.
-        rounds: a partitioned fit's rounds of walks (each trained in ``P`` steps); ``None``:
-            20 (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
-        loss: ``"squared"`` (the paper's ``(y - k)^2``, default) or ``"loglik"`` (the kernel
-            read as an edge probability: ``-log k`` for a context, ``-log(1 - k)`` for a
-            negative, ``k`` clipped to ``[1e-4, 0.99]``; docs/METHOD.md §2).
-        window_shrink: each center draws its window uniformly in ``1..window`` (word2vec's
-            shrinking window: a context at distance ``j`` weighs ``(window - j + 1) / window``).
-            ``False`` (default): every context in the window weighs 1, the paper's setting.
-        subsample: word2vec's frequent-node subsampling threshold ``t``: an occurrence of
-            ``v`` in the walks is dropped (as center and as context) with probability
-            ``1 - sqrt(t / f_v)``, ``f_v`` its frequency in the walks; 0 (default) keeps all.
-        negative_pool: each walk draws a pool of this many nodes from the noise distribution
-            and each of its pairs picks its k negatives uniformly from the pool (docs/METHOD.md
-            §8): a walk reads Q random rows of B instead of k per pair. 0: k fresh draws per
-            pair (the paper's). ``"auto"`` (default): 128 on graphs of 100,000 nodes or more,
-            where those random rows are the cost of training (about 1.8x faster per pair at
-            1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the paper's graphs).
-        beta_select: how MKernelNE's weights are set (``kernel="multi"`` only; docs/METHOD.md
-            §4). ``"train"`` (default): learned by SGD with the rows, as above. ``"uniform"``:
-            fixed at ``1/m``. A sequence of ``m`` weights (>= 0): fixed at those. ``"validation"``:
-            chosen among each single kernel of the dictionary, ``"uniform"`` and ``"train"`` by
-            a validation score (held-out labels passed as ``fit(graph, y)``, else held-out
-            edges), and the winner fitted on the whole graph; see
-            :mod:`kernelne.kernel_choice` (``beta_choice_`` holds every candidate's score).
+    Celikkanat & Malliaros, "Kernel Node Embeddings" (GlobalSIP 2019) for one kernel;
+    MKernelNE (Celikkanat, Shen & Malliaros, TKDE 2022) for a learned combination of kernels.
+    The paper's symbol of each parameter is given in brackets.
 
-    Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``, the weights start at
+    Parameters
+    ----------
+    kernel : {"gauss", "schoenberg", "linear", "multi"}, default "gauss"
+        The kernel: Gaussian, Schoenberg, ``"linear"`` (the "NE" ablation, no kernel) or
+        ``"multi"`` (a learned non-negative combination of ``kernels``).
+    sigma : float, default sqrt(2)
+        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``; the default
+        ``sqrt(2)`` is sigma^2 = 2. The authors' code's width is ``sigma_code = sigma /
+        sqrt(2)``.
+    alpha : float, default 1.0
+        Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
+    kernels : list of str, optional
+        The dictionary for ``kernel="multi"``, e.g. ``["gauss:1", "sch:2"]`` (``gauss:SIGMA``,
+        ``sch:ALPHA``). None: :data:`~kernelne.model.DEFAULT_DICTIONARY`.
+    dim : int, default 128
+        Embedding dimension [d].
+    walks_per_node : int, default 80
+        Walks started from every node [N]: with ``walk_length``, the size of the walk corpus.
+    walk_length : int, default 10
+        Nodes per walk [L].
+    window : int, default 10
+        Context window [gamma].
+    negatives : int, default 5
+        Negative samples per (center, context) pair [k].
+    lr : float, default 0.025
+        Initial learning rate [eta], decayed linearly down to ``min_lr``.
+    min_lr : float, default 1e-4
+        Floor of the linearly decaying learning rate.
+    reg : float, default 0.01
+        L2 penalty on the updated embedding rows [lambda].
+    beta_reg : float, default 0.01
+        L2 penalty on the kernel weights (``kernel="multi"`` only) [lambda_beta].
+    p : float, default 1.0
+        node2vec's return parameter (``p = q = 1``: uniform walks).
+    q : float, default 1.0
+        node2vec's in-out parameter.
+    epochs : int, default 1
+        Passes over the walk corpus.
+    workers : int, optional
+        Threads; None uses all cores.
+    random_state : int, optional
+        Seed. With ``workers=1`` a fit is bit-for-bit reproducible; with more threads the
+        lock-free updates race, so results vary slightly from run to run.
+    keep_walks : bool, default False
+        Keep the walk corpus in memory (``walks_``) instead of streaming it.
+    chunk_walks : int, default 8192
+        Walks generated and trained per chunk.
+    verbose : bool, default False
+        Show a progress bar.
+    beta_update : {"projected", "simplex"}, default "projected"
+        The step on MKernelNE's kernel weights: ``"projected"`` is the paper's, with the
+        weights kept >= 0; ``"simplex"`` keeps the weights on the simplex with an
+        exponentiated-gradient (mirror-descent) step (see
+        :func:`kernelne.trainer.train_walks`). With ``loss="loglik"`` the weights are always
+        on the simplex: the log-likelihood reads the mixed kernel as a probability, and
+        projected weights summing above 1 collapsed (Cora .27).
+    robust : bool, default True
+        Restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when, after 5% of
+        the run (:doc:`METHOD </METHOD>` §7: when, and a second look), the rows are forming the
+        collapsed "shell" that wide kernels fall into on dense graphs (see :doc:`/COLLAPSE`).
+        ``False`` is the paper's algorithm; on graphs where nothing collapses (all seven of the
+        paper's) both are identical.
+    shared_negatives : bool, default False
+        Draw one set of k negatives per center for all its contexts and take their terms as
+        one step weighted by the number of contexts (Ji et al. 2016; see
+        :func:`kernelne.trainer.train_walks`): the same loss, about 4x fewer kernel
+        evaluations and random rows per pair. ``False`` is the paper's k negatives per pair.
+        On large graphs (10^5+ nodes) training is several times faster.
+    partitions : int, default 1
+        Train in ``P`` partitions, bucket by bucket with only two blocks of rows in memory, on
+        this machine or on a Dask cluster (``fit(graph, client=...)``); see
+        :mod:`kernelne.partitioned` and :doc:`/DISTRIBUTED`. 1 is the plain fit.
+    partition_dir : str, optional
+        The folder of a partitioned fit's blocks, walks and checkpoints (a fit restarted with
+        the same folder resumes; ``embedding_`` is then memory-mapped from it). None: a
+        temporary folder, removed after the fit.
+    rounds : int, optional
+        A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
+        (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
+    loss : {"squared", "loglik"}, default "squared"
+        ``"squared"`` is the paper's ``(y - k)^2``; ``"loglik"`` reads the kernel as an edge
+        probability: ``-log k`` for a context, ``-log(1 - k)`` for a negative, with ``k``
+        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2).
+    window_shrink : bool, default False
+        Each center draws its window uniformly in ``1..window`` (word2vec's shrinking window:
+        a context at distance ``j`` weighs ``(window - j + 1) / window``). ``False``: every
+        context in the window weighs 1, the paper's setting.
+    subsample : float, default 0.0
+        word2vec's frequent-node subsampling threshold ``t``: an occurrence of ``v`` in the
+        walks is dropped (as center and as context) with probability ``1 - sqrt(t / f_v)``,
+        ``f_v`` its frequency in the walks; 0 keeps all.
+    negative_pool : int or "auto", default "auto"
+        Each walk draws a pool of this many nodes from the noise distribution and each of its pairs
+        picks its k negatives uniformly from the pool (:doc:`METHOD </METHOD>` §8): a walk reads Q
+        random rows of B instead of k per pair. 0: k fresh draws per pair (the paper's). ``"auto"``:
+        128 on graphs of 100,000 nodes or more, where those random rows are the cost of training
+        (about 1.8x faster per pair at 1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the
+        paper's graphs).
+    beta_select : {"train", "uniform", "validation"} or sequence of float, default "train"
+        How MKernelNE's weights are set (``kernel="multi"`` only; :doc:`METHOD </METHOD>` §4).
+        ``"train"``: learned by SGD with the rows (see Notes). ``"uniform"``: fixed at ``1/m``. A
+        sequence of ``m`` weights (>= 0): fixed at those. ``"validation"``: chosen among each single
+        kernel of the dictionary, ``"uniform"`` and ``"train"`` by a validation score (held-out
+        labels passed as ``fit(graph, y)``, else held-out edges), and the winner fitted on the whole
+        graph; see :mod:`kernelne.kernel_choice` (``beta_choice_`` holds every candidate's score).
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim)
+        The center vectors A, one row per node in node order.
+    context_embedding_ : ndarray of shape (n, dim)
+        The context vectors B.
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    kernels_ : list of Kernel
+        The kernel dictionary fitted (one kernel unless ``kernel="multi"``).
+    beta_ : ndarray
+        The kernel weights.
+    beta_history_ : ndarray
+        Snapshots of the kernel weights during training, one row each.
+    n_pairs_ : int
+        (center, context) pairs trained.
+    n_walks_ : int
+        Walks trained (over all epochs).
+    isolated_nodes_ : ndarray
+        User ids of the nodes without any edge.
+    fit_seconds_ : float
+        Wall time of the fit.
+    graph_summary_ : str
+        One line describing the fitted graph.
+    loss_history_ : ndarray of shape (n_chunks, 3)
+        One row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
+        ``k^2``.
+    health_ : EmbeddingHealth
+        The check of the result (:class:`~kernelne.diagnostics.EmbeddingHealth`).
+    kernel_scale_ : float
+        1, or the robust fit's narrowing.
+    narrowed_ : list of dict
+        What each restart saw.
+    shell_checks_ : list of dict
+        Every restart test's figures and verdict, restarts included.
+    negative_pool_ : int
+        The pool size used: ``negative_pool`` resolved, 0 = per pair.
+    walk_counts_ : ndarray
+        Each node's occurrences in the walks: the negatives' unigram counts.
+    degrees_ : ndarray
+        Each node's degree in the fitted graph.
+    beta_choice_ : KernelChoice
+        With ``beta_select="validation"``: the
+        :class:`~kernelne.kernel_choice.KernelChoice` (every candidate's score).
+    directed_ : bool
+        How the graph was read.
+    walks_ : ndarray or None
+        The walk corpus, with ``keep_walks=True``; else None.
+    stage_seconds_ : dict
+        Seconds of the stages: ``"walks"`` and ``"training"``.
+    compile_seconds_ : float
+        numba's first-run compilation, left out of the stages; 0 once its disk cache holds
+        the code.
+
+    Raises
+    ------
+    TrainingError
+        From ``fit``: NaN/inf rows (the run diverged) or no trainable pair.
+
+    See Also
+    --------
+    kernelne.tune : choose the settings on validation data.
+    kernelne.baselines.make_method : the paper's baselines behind the same interface.
+
+    Notes
+    -----
+    Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``. The weights start at
     ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
-    projected SGD step per (center, context) pair, ``beta_j <- max(0, beta_j + lr (2 sum_terms
-    (y - k) k_j - beta_reg beta_j))``. The start barely matters: with ``B = 0`` the first pairs'
-    negatives pull every weight to about 0, and they regrow from there (``beta_j = 1`` gives the
-    same run). In practice one kernel takes (almost) all the weight (ending between 1 and 1.5)
-    and the fit then matches that kernel alone; a larger ``beta_reg`` spreads the weights but
-    shrinks them (on Cora, 1.0 did not beat the best single kernel).
+    projected SGD step per (center, context) pair, ``beta_j <- max(0, beta_j + lr (2
+    sum_terms (y - k) k_j - beta_reg beta_j))``. The start barely matters: with ``B = 0`` the
+    first pairs' negatives pull every weight to about 0, and they regrow from there
+    (``beta_j = 1`` gives the same run). In practice one kernel takes (almost) all the weight
+    (ending between 1 and 1.5) and the fit then matches that kernel alone; a larger
+    ``beta_reg`` spreads the weights but shrinks them (on Cora, 1.0 did not beat the best
+    single kernel).
 
     Every fit checks its result: NaN/inf rows (diverged) or no trainable pair raise
     :class:`~kernelne.errors.TrainingError`; an uninformative (collapsed) embedding issues a
     :class:`~kernelne.diagnostics.DegenerateEmbeddingWarning` naming the likely cause and fix.
 
-    Attributes after ``fit``: ``embedding_`` (n x d, node order; the center vectors A),
-    ``context_embedding_`` (B), ``nodes_`` (the user's node ids), ``kernels_``, ``beta_`` and
-    ``beta_history_`` (kernel weights; snapshots during training), ``n_pairs_``, ``n_walks_``,
-    ``isolated_nodes_`` (user ids), ``fit_seconds_``, ``graph_summary_``, ``loss_history_``
-    (one row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
-    ``k^2``), ``health_`` (:class:`~kernelne.diagnostics.EmbeddingHealth`), ``kernel_scale_``
-    (1, or the robust fit's narrowing), ``narrowed_`` (what each restart saw) and
-    ``shell_checks_`` (every restart test's figures and verdict, restarts included),
-    ``negative_pool_`` (the pool size used: ``negative_pool`` resolved, 0 = per pair),
-    ``walk_counts_`` (each node's occurrences in the walks: the negatives' unigram counts),
-    ``degrees_`` (each node's degree in the fitted graph), ``beta_choice_`` (with
-    ``beta_select="validation"``: the :class:`~kernelne.kernel_choice.KernelChoice`),
-    ``directed_`` (how the graph was read), ``stage_seconds_`` (walks, training) and
-    ``compile_seconds_`` (numba's first-run compilation, left out of the stages; 0 once its
-    disk cache holds the code).
-
     New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
     in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
     (:mod:`kernelne.update`).
+
+    Examples
+    --------
+    >>> from kernelne import KernelNE
+    >>> model = KernelNE(dim=32, walks_per_node=10, workers=1, random_state=0)
+    >>> vectors = model.fit_transform("examples/karate.edgelist")  # doctest: +SKIP
+    >>> vectors.shape  # doctest: +SKIP
+    (34, 32)
     """
 
     def __init__(
@@ -231,7 +335,19 @@ class KernelNE(EmbeddingEstimator):
         self.beta_select = beta_select
 
     def kernel_dictionary(self) -> list[Kernel]:
-        """The kernels this model combines (one, unless ``kernel="multi"``)."""
+        """The kernels this model combines (one, unless ``kernel="multi"``).
+
+        Returns
+        -------
+        list of Kernel
+            ``kernels`` parsed (or :data:`DEFAULT_DICTIONARY`) for ``kernel="multi"``, else
+            the one kernel ``kernel`` names with its ``sigma`` or ``alpha``.
+
+        Raises
+        ------
+        ValueError
+            If ``kernel`` is not gauss, schoenberg, linear or multi.
+        """
         name = self.kernel.lower()
         if name in ("multi", "multiple"):
             specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
@@ -287,15 +403,38 @@ class KernelNE(EmbeddingEstimator):
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
-        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes).
+        """Learn embeddings of ``graph``.
 
-        ``y``: only with ``beta_select="validation"``, held-out labels to choose the kernel
-        weights on (a label file, ``(node ids, labels)`` or labels in the graph's node order:
-        only labels you may train on); otherwise ignored (the fit is unsupervised).
-        ``monitor(pairs, A, B)``, if given, is called after every chunk of walks with the
-        number of pairs trained so far and the current rows (to watch training; do not keep
-        references to the arrays: they change in place). ``client``: a
-        ``distributed.Client`` whose workers train a partitioned fit's buckets.
+        Parameters
+        ----------
+        graph : Graph, path, networkx graph or sparse matrix
+            Any source :func:`kernelne.load_graph` takes.
+        y : str, tuple or array-like, optional
+            Only with ``beta_select="validation"``: held-out labels to choose the kernel
+            weights on (a label file, ``(node ids, labels)`` or labels in the graph's node
+            order: only labels you may train on). Otherwise ignored (the fit is
+            unsupervised).
+        monitor : callable, optional
+            ``monitor(pairs, A, B)`` is called after every chunk of walks with the number of
+            pairs trained so far and the current rows (to watch training; do not keep
+            references to the arrays: they change in place).
+        client : distributed.Client, optional
+            A Dask client whose workers train a partitioned fit's buckets
+            (``partitions > 1`` only).
+
+        Returns
+        -------
+        KernelNE
+            The fitted estimator itself (see the class's Attributes).
+
+        Raises
+        ------
+        ValueError
+            A setting out of range, or a ``client`` / ``monitor`` the fit cannot use.
+        TrainingError
+            NaN/inf rows (diverged) or no (center, context) pair to train on.
+        InputError
+            ``graph`` cannot be read.
         """
         self._check_params()
         kernels = self.kernel_dictionary()
@@ -445,30 +584,119 @@ class KernelNE(EmbeddingEstimator):
 
     def partial_fit(self, graph: Any, touched_rate: float = 0.0,
                     new_walks_factor: int = 2) -> KernelNE:
-        """Embed the new nodes of ``graph`` (the grown graph: old nodes plus new ones) without
-        retraining the old rows; see :func:`kernelne.update.partial_fit`."""
+        """Embed the new nodes of a grown graph without retraining the old rows.
+
+        See :func:`kernelne.update.partial_fit` and the method reference (:doc:`METHOD </METHOD>`
+        §9).
+
+        Parameters
+        ----------
+        graph : Graph, path, networkx graph or sparse matrix
+            The grown graph: the old nodes plus new ones (any source
+            :func:`kernelne.load_graph` takes; a path is read as directed or not as fitted).
+        touched_rate : float, default 0.0
+            Learning rate factor in ``[0, 1]`` of the touched old nodes (those whose degree
+            changed); 0 keeps them frozen, above 0 they also get ``walks_per_node`` walks
+            each. Every other old row stays bit for bit what it was.
+        new_walks_factor : int, default 2
+            Walks from every new (and relearned) node, as a multiple of ``walks_per_node``
+            (at least 1).
+
+        Returns
+        -------
+        KernelNE
+            The model itself, updated in place: ``embedding_``, ``context_embedding_``,
+            ``nodes_`` (the new graph's order), ``walk_counts_``, ``degrees_``,
+            ``new_nodes_``, ``touched_nodes_`` and ``relearned_nodes_`` (user ids),
+            ``removed_nodes_``, ``n_walks_``, ``n_pairs_``, ``loss_history_``,
+            ``isolated_nodes_``, ``graph_summary_`` and ``fit_seconds_``.
+
+        Raises
+        ------
+        RuntimeError
+            If the model is neither fitted nor loaded with :meth:`load_model`.
+        ValueError
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
+            setting that differs from the fitted rows' dimension.
+        """
         return partial_fit(self, graph, touched_rate, new_walks_factor)
 
     def save_model(self, path: str | Path) -> None:
-        """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file."""
+        """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file.
+
+        The file is written atomically; :meth:`load_model` reads it back.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ``.npz`` file to write.
+
+        Raises
+        ------
+        RuntimeError
+            If the model is not fitted.
+        """
         save_model(self, path)
 
     @classmethod
     def load_model(cls, path: str | Path) -> KernelNE:
-        """Read a model written by :meth:`save_model` (``InputError`` if it is not one)."""
+        """Read a model written by :meth:`save_model`.
+
+        Parameters
+        ----------
+        path : str or Path
+            A model file (``.npz``) written by :meth:`save_model`.
+
+        Returns
+        -------
+        KernelNE
+            A model made from the saved settings with its fitted attributes set, ready to
+            :meth:`partial_fit` and to :meth:`transform`.
+
+        Raises
+        ------
+        InputError
+            If ``path`` is not a kernelne model file (or of an unsupported version).
+        """
         return load_model(path, cls)
 
     def simplex_weights(self) -> bool:
-        """Whether MKernelNE's weights start on the simplex step: ``beta_update="simplex"``, or
-        the log-likelihood loss (docs/METHOD.md §4)."""
+        """Whether MKernelNE's weights start on the simplex step.
+
+        Returns
+        -------
+        bool
+            True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
+            §4).
+        """
         return self.beta_update == "simplex" or self.loss == "loglik"
 
     def effective_kernels(self) -> list[Kernel]:
-        """The fitted kernels with the kernel scale applied (the user's, unless narrowed)."""
+        """The fitted kernels with the kernel scale applied (the user's, unless narrowed).
+
+        Returns
+        -------
+        list of Kernel
+            ``kernels_`` narrowed by ``kernel_scale_``.
+        """
         return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
 
     @staticmethod
     def effective_kernels_of(kernels: list[Kernel], rho: float) -> list[Kernel]:
+        """The kernels of ``rho ||x - y||^2``: each of ``kernels`` narrowed by ``rho``.
+
+        Parameters
+        ----------
+        kernels : list of Kernel
+            A kernel dictionary.
+        rho : float
+            The scale of the squared distance (1: the kernels themselves).
+
+        Returns
+        -------
+        list of Kernel
+            :meth:`Kernel.narrowed <kernelne.kernels.Kernel.narrowed>` of each kernel.
+        """
         return [k.narrowed(rho) for k in kernels]
 
 

@@ -148,10 +148,43 @@ def walk_starts(
 class WalkCorpus:
     """The walks of one corpus, produced chunk by chunk (nothing else is kept in memory).
 
-    Parameters follow node2vec: ``walks_per_node`` walks of ``walk_length`` nodes from every
-    node, return parameter ``p`` and in-out parameter ``q`` (``p = q = 1``: uniform walks).
-    ``starts`` (dense ids), if given, limits the walks to those start nodes: each round is then
-    a seeded permutation of ``starts`` instead of all nodes.
+    Walk ``i`` starts at ``perm_r[i mod n]``, ``r = i div n`` its round and ``perm_r`` a
+    permutation of the nodes drawn from ``(seed, r)``; its random numbers come from a generator
+    seeded by ``(seed, i)``, so the corpus is the same whatever the number of threads or the
+    chunking. A walk stops early at a node without out-neighbours; the rest of its row is
+    ``-1``. Iterating yields ``(first_walk_id, walks)`` chunk by chunk.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to walk on (weighted graphs: steps proportional to the edge weight).
+    walks_per_node : int, default 80
+        Walks from every start node (at least 1).
+    walk_length : int, default 10
+        Nodes per walk (at least 1).
+    p : float, default 1.0
+        node2vec's return parameter (> 0; ``p = q = 1``: uniform walks).
+    q : float, default 1.0
+        node2vec's in-out parameter (> 0).
+    seed : int, optional
+        Seed of the start permutations and of every walk's generator.
+    chunk_walks : int, default 8192
+        Walks per chunk of the iteration.
+    starts : ndarray, optional
+        Dense ids that limit the walks to those start nodes: each round is then a seeded
+        permutation of ``starts`` instead of all nodes.
+
+    Raises
+    ------
+    ValueError
+        ``walks_per_node`` or ``walk_length`` below 1, or ``p``, ``q`` not positive.
+
+    Examples
+    --------
+    >>> from kernelne import Graph, WalkCorpus
+    >>> corpus = WalkCorpus(Graph.from_edges([0, 1, 2], [1, 2, 0]), 2, 5, seed=0)
+    >>> corpus.n_walks, corpus.chunk(0, 2).shape
+    (6, (2, 5))
     """
 
     def __init__(
@@ -181,18 +214,34 @@ class WalkCorpus:
 
     @property
     def n_starts(self) -> int:
+        """Number of start nodes (all nodes, or ``len(starts)``)."""
         return self.graph.n_nodes if self.starts is None else len(self.starts)
 
     @property
     def n_walks(self) -> int:
+        """Walks in the corpus: ``walks_per_node`` times the number of start nodes."""
         return self.walks_per_node * self.n_starts
 
     @property
     def n_chunks(self) -> int:
+        """Chunks of ``chunk_walks`` walks (the last may be shorter)."""
         return -(-self.n_walks // self.chunk_walks)
 
     def chunk(self, first: int, stop: int) -> np.ndarray:
-        """Walks ``first..stop-1`` as an int32 array of shape ``(stop - first, walk_length)``."""
+        """Walks ``first..stop-1`` of the corpus.
+
+        Parameters
+        ----------
+        first : int
+            Id of the first walk.
+        stop : int
+            One past the id of the last walk.
+
+        Returns
+        -------
+        ndarray of shape (stop - first, walk_length), int32
+            One walk of dense ids per row, ``-1`` after an early stop.
+        """
         g = self.graph
         starts = walk_starts(self.n_starts, first, stop, self.seed, self._perms)
         if self.starts is not None:
@@ -219,7 +268,39 @@ def random_walks(
     seed: int | None = None,
     workers: int | None = None,
 ) -> np.ndarray:
-    """The whole walk corpus as one ``(walks_per_node * n, walk_length)`` int32 array."""
+    """The whole walk corpus as one array.
+
+    node2vec's walks (Grover & Leskovec 2016), sampled by rejection (KnightKing) in O(n + m)
+    memory; see :class:`WalkCorpus` for the seeding and the early stops.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to walk on.
+    walks_per_node : int, default 80
+        Walks from every node.
+    walk_length : int, default 10
+        Nodes per walk.
+    p : float, default 1.0
+        node2vec's return parameter (``p = q = 1``: uniform walks, DeepWalk's).
+    q : float, default 1.0
+        node2vec's in-out parameter.
+    seed : int, optional
+        Seed; the corpus does not depend on ``workers``.
+    workers : int, optional
+        Threads; None uses all cores.
+
+    Returns
+    -------
+    ndarray of shape (walks_per_node * n_nodes, walk_length), int32
+        One walk of dense ids per row, ``-1`` after an early stop.
+
+    Examples
+    --------
+    >>> from kernelne import Graph, random_walks
+    >>> random_walks(Graph.from_edges([0, 1, 2], [1, 2, 0]), 2, 4, seed=1).shape
+    (6, 4)
+    """
     corpus = WalkCorpus(graph, walks_per_node, walk_length, p, q, seed, chunk_walks=1 << 30)
     with numba_threads(workers):
         return corpus.chunk(0, corpus.n_walks)

@@ -32,17 +32,60 @@ METHODS: dict[str, type[BaselineEmbedding]] = {
 
 
 def method_params(name: str) -> list[str]:
-    """The constructor parameters of method ``name``."""
+    """The constructor parameters of a baseline.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS` (case-insensitive): ``deepwalk``, ``node2vec``, ``line``,
+        ``hope`` or ``netmf``.
+
+    Returns
+    -------
+    list of str
+        The parameter names, sorted.
+
+    Raises
+    ------
+    ValueError
+        An unknown method (the message lists the known ones).
+    """
     return sorted(_lookup(name)._get_param_names())
 
 
 def make_method(name: str, ignore_unknown: bool = False, **params: Any) -> BaselineEmbedding:
-    """Build baseline ``name`` (case-insensitive) with ``params``.
+    """Build baseline ``name`` with ``params``.
 
-    Parameters whose value is ``None`` are dropped, so the method's own default applies (handy
-    for a CLI whose unset options are ``None``). A parameter the method does not take raises
-    ``ValueError`` naming the accepted ones, unless ``ignore_unknown`` is true, in which case it
-    is dropped (e.g. ``walk_length`` passed to ``hope``).
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS` (case-insensitive): ``deepwalk``, ``node2vec``, ``line``,
+        ``hope`` or ``netmf``.
+    ignore_unknown : bool, default False
+        Drop a parameter the method does not take (e.g. ``walk_length`` passed to ``hope``)
+        instead of raising.
+    **params
+        Constructor parameters. Those whose value is ``None`` are dropped, so the method's own
+        default applies (handy for a CLI whose unset options are ``None``).
+
+    Returns
+    -------
+    BaselineEmbedding
+        The unfitted estimator.
+
+    Raises
+    ------
+    ValueError
+        An unknown method, or (without ``ignore_unknown``) a parameter the method does not
+        take; the message names the accepted ones.
+
+    Examples
+    --------
+    >>> from kernelne.baselines import make_method
+    >>> make_method("DeepWalk", dim=64, walk_length=None)
+    DeepWalk(dim=64)
+    >>> make_method("hope", dim=64, walk_length=40, ignore_unknown=True)
+    HOPE(dim=64)
     """
     cls = _lookup(name)
     accepted = set(cls._get_param_names())

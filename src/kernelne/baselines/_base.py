@@ -29,7 +29,28 @@ class BaselineEmbedding(EmbeddingEstimator):
         return dim
 
     def fit(self, graph: Any, y: Any = None) -> BaselineEmbedding:
-        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
+        """Learn embeddings of ``graph``.
+
+        Parameters
+        ----------
+        graph : Graph, path, networkx graph or sparse matrix
+            Any source :func:`kernelne.load_graph` takes.
+        y : object, optional
+            Ignored (the fit is unsupervised).
+
+        Returns
+        -------
+        BaselineEmbedding
+            The fitted estimator itself: ``embedding_`` (float32, row ``i`` = dense node
+            ``i``), ``nodes_`` and ``fit_seconds_`` are set.
+
+        Raises
+        ------
+        ValueError
+            A setting out of range for this graph (e.g. ``dim`` too large).
+        InputError
+            ``graph`` cannot be read.
+        """
         g = load_graph(graph)
         start = time.perf_counter()
         emb = np.ascontiguousarray(self._embed(g), dtype=np.float32)

@@ -60,10 +60,38 @@ def katz_operator(adjacency: sp.spmatrix, beta: float) -> LinearOperator:
 class HOPE(BaselineEmbedding):
     """HOPE (Ou et al. 2016) with the Katz index: embedding ``[U_s, U_t]``, ``dim/2`` each.
 
-    Parameters: ``dim`` [d = 2K, must be even], ``beta`` [Katz decay; None = ``beta_ratio /
-    rho(A)``], ``beta_ratio`` (0.5; must stay below 1), ``random_state`` (ARPACK start vectors),
-    ``workers`` (accepted for a uniform interface; the solvers run in one thread). Attributes
-    after ``fit``: ``beta_`` (the decay used), ``singular_values_`` (descending).
+    The top ``K = d/2`` singular triplets of ``S = (I - beta A)^{-1} beta A``, computed by
+    ARPACK on a linear operator (one sparse LU factorisation; the dense ``n x n`` matrix is
+    never formed); ``<U_s[i], U_t[j]>`` approximates ``S[i, j]``.
+
+    Parameters
+    ----------
+    dim : int, default 128
+        Embedding dimension [d = 2K]; must be even, and ``dim/2`` smaller than the number of
+        nodes.
+    beta : float, optional
+        Katz decay, below ``1 / rho(A)`` (``rho``: the spectral radius); None: ``beta_ratio
+        / rho(A)``.
+    beta_ratio : float, default 0.5
+        The decay as a share of ``1 / rho(A)``, when ``beta`` is None; must lie in (0, 1).
+    workers : int, optional
+        Accepted for a uniform interface; the solvers run in one thread.
+    random_state : int, optional
+        Seed of ARPACK's start vectors: fits are deterministic given a seed (the sign of each
+        singular pair included).
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim), float32
+        ``[U_s, U_t]``, row ``i`` = dense node ``i``.
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    fit_seconds_ : float
+        Wall time of the fit, graph loading excluded.
+    beta_ : float
+        The Katz decay used.
+    singular_values_ : ndarray
+        The ``dim/2`` singular values, descending.
     """
 
     def __init__(

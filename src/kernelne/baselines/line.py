@@ -104,11 +104,40 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
 class LINE(BaselineEmbedding):
     """LINE(1st+2nd) (Tang et al. 2015): two ``dim/2`` halves, each L2-normalised, concatenated.
 
-    Parameters: ``dim`` [d, total; the first order gets the extra dimension when odd],
-    ``negatives`` [K = 5], ``lr`` [rho_0 = 0.025], ``samples`` [T, SGD steps per order; None =
-    ``samples_per_arc`` times the number of arcs (directed edges; an undirected edge is two)],
-    ``samples_per_arc`` (1000), ``workers`` (threads; None = all), ``random_state``.
-    Attribute after ``fit``: ``samples_`` (T used).
+    First- and second-order proximity, each trained by edge sampling with negative sampling
+    and asynchronous SGD as in the authors' ``line.cpp``; see :mod:`kernelne.baselines.line`.
+
+    Parameters
+    ----------
+    dim : int, default 128
+        Total embedding dimension [d], at least 2; the first order gets the extra dimension
+        when odd.
+    negatives : int, default 5
+        Negative samples per edge sample [K].
+    lr : float, default 0.025
+        Initial learning rate [rho_0], decayed linearly (floored at ``rho_0 1e-4``).
+    samples : int, optional
+        SGD steps per order [T]; None: ``samples_per_arc`` times the number of arcs
+        (directed edges; an undirected edge is two).
+    samples_per_arc : float, default 1000.0
+        Steps per arc when ``samples`` is None.
+    workers : int, optional
+        Threads; None uses all. With ``workers=1`` a fit is reproducible bit for bit.
+    random_state : int, optional
+        Seed.
+    verbose : bool, default False
+        Show a progress bar per order.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim), float32
+        The two normalised halves, row ``i`` = dense node ``i``.
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    fit_seconds_ : float
+        Wall time of the fit, graph loading excluded.
+    samples_ : int
+        The number of samples T used per order.
     """
 
     def __init__(

@@ -120,12 +120,44 @@ def svd_embedding(
 class NetMF(BaselineEmbedding):
     """NetMF (Qiu et al. 2018): SVD of the truncated log of DeepWalk's matrix.
 
-    Parameters: ``dim`` [d], ``window`` [T = 10, the KernelNE paper's setting], ``negative``
-    [b = 1], ``mode`` (``"auto"``, ``"exact"`` or ``"approx"``), ``rank`` [h = 256, eigenpairs
-    for the approximation], ``max_exact_nodes`` (10,000: ``auto`` switches to the
-    approximation above it), ``svd`` (``"arpack"`` or ``"randomized"``), ``random_state``,
-    ``workers`` (accepted for a uniform interface; BLAS decides the threads). Attribute after
-    ``fit``: ``mode_`` (``"exact"`` or ``"approx"``).
+    The embedding is ``U_d sqrt(Sigma_d)`` of the rank-``d`` SVD of ``log max(M, 1)``, ``M``
+    the matrix DeepWalk's skip-gram implicitly factorises; see
+    :mod:`kernelne.baselines.netmf`.
+
+    Parameters
+    ----------
+    dim : int, default 128
+        Embedding dimension [d], smaller than the number of nodes.
+    window : int, default 10
+        Window size [T]; 10 is the KernelNE paper's setting.
+    negative : float, default 1.0
+        Negative samples [b].
+    mode : {"auto", "exact", "approx"}, default "auto"
+        ``"exact"``: dense powers of the normalised adjacency (about ``3 n^2 * 8`` bytes);
+        ``"approx"``: the top-``rank`` eigenpairs ("large T"); ``"auto"``: exact up to
+        ``max_exact_nodes`` nodes.
+    rank : int, default 256
+        Eigenpairs for the approximation [h].
+    max_exact_nodes : int, default 10000
+        ``mode="auto"`` switches to the approximation above this many nodes.
+    svd : {"arpack", "randomized"}, default "arpack"
+        The SVD solver: ARPACK (``svds``, the authors' choice) or scikit-learn's randomised
+        SVD.
+    workers : int, optional
+        Accepted for a uniform interface; BLAS decides the threads.
+    random_state : int, optional
+        Seed of the eigen- and SVD solvers.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim), float32
+        ``U_d sqrt(Sigma_d)``, row ``i`` = dense node ``i``.
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    fit_seconds_ : float
+        Wall time of the fit, graph loading excluded.
+    mode_ : str
+        ``"exact"`` or ``"approx"``: the mode used.
     """
 
     def __init__(
@@ -151,7 +183,23 @@ class NetMF(BaselineEmbedding):
         self.random_state = random_state
 
     def matrix(self, graph: Graph) -> sp.csr_matrix:
-        """The sparse ``log max(M, 1)`` this estimator factorises (sets ``mode_``)."""
+        """The sparse ``log max(M, 1)`` this estimator factorises (sets ``mode_``).
+
+        Parameters
+        ----------
+        graph : Graph
+            The graph.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n, n)
+            The truncated logarithm of NetMF's matrix, exact or approximated by ``mode``.
+
+        Raises
+        ------
+        ValueError
+            ``window < 1``, ``negative <= 0`` or an unknown mode.
+        """
         if int(self.window) < 1 or self.negative <= 0:
             raise ValueError("window must be >= 1 and negative > 0")
         mode = self.mode

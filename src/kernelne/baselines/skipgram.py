@@ -88,10 +88,42 @@ class SkipGramWalks(BaselineEmbedding):
 class DeepWalk(SkipGramWalks):
     """DeepWalk (Perozzi et al. 2014): uniform random walks + skip-gram, negative sampling.
 
-    Parameters: ``dim`` [d], ``walks_per_node`` [gamma, walks per vertex], ``walk_length`` [t],
-    ``window`` [w], ``negatives`` (per pair), ``epochs`` (passes over the walks), ``lr`` and
-    ``min_lr`` (gensim's linearly decaying alpha), ``workers`` (threads for walks and gensim;
-    None = all), ``random_state``.
+    The walks come from :func:`kernelne.random_walks`, the skip-gram from gensim's Word2Vec
+    (negative sampling from unigram^0.75, shrinking windows, no subsampling); see
+    :mod:`kernelne.baselines.skipgram` for the deviations from the original.
+
+    Parameters
+    ----------
+    dim : int, default 128
+        Embedding dimension [d].
+    walks_per_node : int, default 80
+        Walks per vertex [gamma].
+    walk_length : int, default 10
+        Nodes per walk [t].
+    window : int, default 10
+        Context window [w].
+    negatives : int, default 5
+        Negative samples per pair.
+    epochs : int, default 1
+        Passes over the walks.
+    lr : float, default 0.025
+        gensim's initial alpha, decayed linearly.
+    min_lr : float, default 1e-4
+        gensim's final alpha.
+    workers : int, optional
+        Threads for the walks and gensim; None uses all. With ``workers=1`` and a
+        ``random_state`` the fit is deterministic.
+    random_state : int, optional
+        Seed.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim), float32
+        Row ``i`` = dense node ``i`` (zero for a node no walk visits).
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    fit_seconds_ : float
+        Wall time of the fit, graph loading excluded.
     """
 
     def __init__(
@@ -125,8 +157,44 @@ class DeepWalk(SkipGramWalks):
 class Node2Vec(SkipGramWalks):
     """node2vec (Grover & Leskovec 2016): biased second-order walks + skip-gram.
 
-    As :class:`DeepWalk`, plus the return parameter ``p`` and in-out parameter ``q``
-    (the KernelNE paper's comparison uses ``p = q = 1``).
+    As :class:`DeepWalk`, plus the return parameter ``p`` and in-out parameter ``q`` (the
+    KernelNE paper's comparison uses ``p = q = 1``).
+
+    Parameters
+    ----------
+    dim : int, default 128
+        Embedding dimension [d].
+    walks_per_node : int, default 80
+        Walks per vertex.
+    walk_length : int, default 10
+        Nodes per walk.
+    window : int, default 10
+        Context window.
+    negatives : int, default 5
+        Negative samples per pair.
+    p : float, default 1.0
+        Return parameter.
+    q : float, default 1.0
+        In-out parameter.
+    epochs : int, default 1
+        Passes over the walks.
+    lr : float, default 0.025
+        gensim's initial alpha, decayed linearly.
+    min_lr : float, default 1e-4
+        gensim's final alpha.
+    workers : int, optional
+        Threads for the walks and gensim; None uses all.
+    random_state : int, optional
+        Seed.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim), float32
+        Row ``i`` = dense node ``i`` (zero for a node no walk visits).
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    fit_seconds_ : float
+        Wall time of the fit, graph loading excluded.
     """
 
     def __init__(

@@ -43,14 +43,41 @@ RULE_NAMES = {"top-k": "top-k, oracle label count", "threshold": "p > 0.5",
 
 
 def default_classifier(C: float = 1.0) -> LogisticRegression:
-    """The paper's per-label classifier: L2 logistic regression, liblinear."""
+    """The paper's per-label classifier: L2 logistic regression, liblinear.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Inverse regularisation strength.
+
+    Returns
+    -------
+    sklearn.linear_model.LogisticRegression
+        The unfitted binary classifier (trained one-vs-rest by the protocol).
+    """
     return LogisticRegression(C=C, solver="liblinear")
 
 
 def read_node_labels(path: str | Path) -> tuple[np.ndarray, sp.csr_matrix]:
-    """Read ``node label`` lines (one per pair) into ``(node ids, n x K bool CSR matrix)``.
+    """Read ``node label`` lines (one per pair) into node ids and a label matrix.
 
-    Node ids are the file's own (integers when all are integers), in increasing order.
+    Parameters
+    ----------
+    path : str or Path
+        A text file of ``node label`` lines (gzip allowed); a node with several labels has
+        one line each.
+
+    Returns
+    -------
+    nodes : ndarray
+        The file's own node ids (integers when all are integers), in increasing order.
+    labels : scipy.sparse.csr_matrix of shape (n, K), dtype bool
+        Row ``i`` holds the labels of ``nodes[i]``.
+
+    Raises
+    ------
+    InputError
+        A line without exactly 2 fields, or an empty file.
     """
     node_tokens: list[str] = []
     label_tokens: list[str] = []
@@ -87,7 +114,22 @@ def label_matrix(labels: Any) -> sp.csr_matrix:
 
 
 def top_k_predictions(scores: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Mark each row's ``k[row]`` highest scores (ties broken by label order)."""
+    """Mark each row's ``k[row]`` highest scores (ties broken by label order).
+
+    The top-k rule: each test node is predicted its k most probable labels.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, K)
+        Per-label scores of each row.
+    k : array-like of shape (n,)
+        How many labels to mark in each row.
+
+    Returns
+    -------
+    ndarray of shape (n, K), bool
+        True at each row's ``k[row]`` highest scores.
+    """
     scores = np.asarray(scores)
     order = np.argsort(-scores, axis=1, kind="stable")
     ranks = np.empty_like(order)
@@ -96,7 +138,25 @@ def top_k_predictions(scores: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 def split_indices(n: int, ratio: float, seed: int, repeat: int) -> tuple[np.ndarray, np.ndarray]:
-    """Train and test positions of one split, seeded from ``(seed, ratio, repeat)``."""
+    """Train and test positions of one split, seeded from ``(seed, ratio, repeat)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of labelled nodes.
+    ratio : float
+        Training fraction; the training part holds ``round(ratio n)`` positions, at least 1
+        and at most ``n - 1``.
+    seed : int
+        The evaluation's seed.
+    repeat : int
+        The repeat's index.
+
+    Returns
+    -------
+    train, test : ndarray
+        Sorted positions in ``0..n-1`` of the training and the test part.
+    """
     rng = np.random.default_rng([seed, round(ratio * 10000), repeat])
     perm = rng.permutation(n)
     n_train = min(max(round(ratio * n), 1), n - 1)
@@ -198,15 +258,70 @@ def evaluate_node_classification(
 ) -> ResultTable:
     """Micro-/Macro-F1 (mean, std over ``repeats``) of ``embedding`` at each training ratio.
 
-    ``embedding``: anything :func:`as_embedding` takes. ``labels``: a label file path, an
-    ``n x K`` indicator matrix or a class vector; its rows belong to ``label_nodes`` (the
-    user's ids; default ``0..n-1``, or the file's ids). ``classifier``: a binary scikit-learn
-    classifier, trained one-vs-rest (default :func:`default_classifier`). ``select_C``:
-    candidate values of the classifier's C, one chosen per split on its training nodes only
-    (e.g. :data:`SELECT_CS`). ``missing``: what to do with labelled nodes the embedding
-    lacks (e.g. isolated nodes of a graph read from an edge list): ``"error"`` (default) names
-    them and stops; ``"skip"`` leaves them out, and the result's ``skipped`` attribute holds
-    their ids.
+    The paper's protocol (:doc:`METHOD </METHOD>` §10): for each training ratio r and repeat i, a
+    random r-fraction of the labelled nodes (split seeded from ``(seed, r, i)``) trains a
+    one-vs-rest classifier; the rest is scored by Micro- and Macro-F1. Unlabelled nodes are left
+    out.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`as_embedding` takes.
+    labels : str, Path, sparse matrix or array-like
+        A label file path, an ``n x K`` indicator matrix or a class vector.
+    label_nodes : sequence, optional
+        The user's node id of each row of ``labels``; default ``0..n-1`` (or the file's ids).
+    ratios : sequence of float, default PAPER_RATIOS
+        Training ratios, each strictly between 0 and 1.
+    repeats : int, default 50
+        Seeded splits per ratio.
+    seed : int, default 0
+        Seed of the splits (non-negative).
+    classifier : sklearn classifier, optional
+        A binary scikit-learn classifier, trained one-vs-rest; default
+        :func:`default_classifier` (L2 logistic regression, liblinear, C = 1).
+    rule : {"top-k", "threshold", "non-oracle"}, default "top-k"
+        How labels are predicted: ``"top-k"`` gives each test node its k most probable
+        labels, k its true label count (the rule every published table uses; the argmax for
+        single-label data); ``"threshold"`` keeps the labels the classifier predicts
+        (probability above 0.5); ``"non-oracle"`` those, or the most probable label when none
+        is above 0.5 (it reads no test label).
+    n_jobs : int, optional
+        joblib workers over the splits (-1: all cores).
+    method : str, default "embedding"
+        The method's name in the result rows.
+    dataset : str, default ""
+        The dataset's name in the result rows.
+    select_C : sequence of float, optional
+        Candidate values of the classifier's C, one chosen per split by 3-fold
+        cross-validation on its training nodes only (e.g.
+        ``kernelne.evaluation.classification.SELECT_CS``).
+    missing : {"error", "skip"}, default "error"
+        What to do with labelled nodes the embedding lacks (e.g. isolated nodes of a graph
+        read from an edge list): ``"error"`` names them and stops; ``"skip"`` leaves them out,
+        and the result's ``skipped`` attribute holds their ids.
+
+    Returns
+    -------
+    ResultTable
+        Rows ``micro_f1`` and ``macro_f1`` per ratio (setting ``"0.1"`` etc.); ``per_split``
+        holds every split's score and ``skipped`` the ids left out.
+
+    Raises
+    ------
+    InputError
+        An unknown rule, ``repeats < 1``, a negative seed, a ratio outside ``(0, 1)``, fewer
+        than 2 labels or labelled nodes, or labelled nodes missing from the embedding.
+
+    Examples
+    --------
+    >>> from kernelne import KernelNE, load_dataset
+    >>> from kernelne.evaluation import evaluate_node_classification
+    >>> cora = load_dataset("cora")  # doctest: +SKIP
+    >>> model = KernelNE(random_state=0).fit(cora.graph)  # doctest: +SKIP
+    >>> table = evaluate_node_classification(model, cora.labels, ratios=[0.5],
+    ...                                      repeats=5)  # doctest: +SKIP
+    >>> print(table.to_text())  # doctest: +SKIP
     """
     if rule not in RULES:
         raise InputError(f"unknown prediction rule {rule!r} (use {' or '.join(RULES)})")

@@ -14,9 +14,27 @@ _SHOW = 10
 
 
 def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(vectors, nodes)`` from a file path (word2vec text or ``.npy``), a fitted estimator
-    (``embedding_`` and ``nodes_``), a ``(vectors, nodes)`` pair or a bare ``n x d`` matrix
-    (node ids ``0..n-1``)."""
+    """Any embedding as ``(vectors, nodes)``.
+
+    Parameters
+    ----------
+    source : str, Path, estimator, tuple or array-like
+        A file path (word2vec text or ``.npy``), a fitted estimator (``embedding_`` and
+        ``nodes_``), a ``(vectors, nodes)`` pair or a bare ``n x d`` matrix (node ids
+        ``0..n-1``).
+
+    Returns
+    -------
+    vectors : ndarray of shape (n, d), float64
+        The embedding rows.
+    nodes : ndarray
+        The node id of each row.
+
+    Raises
+    ------
+    InputError
+        Not an ``n x d`` matrix, a node-id count other than ``n``, or NaN/inf entries.
+    """
     if isinstance(source, (str, Path)):
         vectors, nodes = load_embedding(source)
     elif hasattr(source, "embedding_"):
@@ -40,11 +58,29 @@ def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None,
                    missing: str = "error") -> np.ndarray:
     """Row of each id of ``wanted`` in an embedding whose row ids are ``nodes``.
 
-    ``source`` is where the embedding came from; a path is named in the error.
-
     Ids match by their text form, so ``3``, ``np.int64(3)`` and ``"3"`` are the same node.
-    ``missing="error"`` raises :class:`InputError` naming the ids the embedding lacks;
-    ``missing="skip"`` gives them row ``-1``.
+
+    Parameters
+    ----------
+    nodes : ndarray
+        The node id of each row of the embedding.
+    wanted : ndarray
+        The node ids to look up.
+    source : object, optional
+        Where the embedding came from; a path is named in the error.
+    missing : {"error", "skip"}, default "error"
+        ``"error"`` raises :class:`~kernelne.InputError` naming the ids the embedding lacks;
+        ``"skip"`` gives them row ``-1``.
+
+    Returns
+    -------
+    ndarray of int64
+        The row of each wanted id (``-1``: missing, with ``missing="skip"``).
+
+    Raises
+    ------
+    InputError
+        Ids missing from the embedding (``missing="error"``), or another ``missing`` value.
     """
     if missing not in ("error", "skip"):
         raise InputError(f"missing must be 'error' or 'skip', got {missing!r}")

@@ -1,14 +1,14 @@
 """Link-prediction heuristics: scores of node pairs from the residual graph alone.
 
 Computed sparsely on the split's residual (training) graph A, never on held-out edges, and
-only for the pairs scored (no dense n x n matrix). For a pair (u, v), with N(x) the
-neighbours of x and d(x) = |N(x)|:
+only for the pairs scored (no dense n x n matrix). For a pair (u, v), with ``N(x)`` the
+neighbours of x and ``d(x) = |N(x)|``:
 
-* ``common_neighbours``  |N(u) ∩ N(v)|                         (row products of A)
-* ``jaccard``            |N(u) ∩ N(v)| / |N(u) ∪ N(v)|
-* ``adamic_adar``        sum over w in N(u) ∩ N(v) of 1 / log d(w)
-* ``preferential_attachment``  d(u) d(v)
-* ``katz``               sum_{l=1..L} beta^l (A^l)_{uv}, truncated at L = 3, beta = 0.005
+* ``common_neighbours``: ``|N(u) ∩ N(v)|`` (row products of A)
+* ``jaccard``: ``|N(u) ∩ N(v)| / |N(u) ∪ N(v)|``
+* ``adamic_adar``: the sum over w in ``N(u) ∩ N(v)`` of ``1 / log d(w)``
+* ``preferential_attachment``: ``d(u) d(v)``
+* ``katz``: ``sum_{l=1..L} beta^l (A^l)_{uv}``, truncated at L = 3, beta = 0.005
 
 A heuristic needs no classifier: its score ranks the test pairs directly (ROC-AUC, average
 precision), so an embedding that cannot beat these is visible as such.
@@ -35,7 +35,28 @@ def _pair_products(left: sp.csr_matrix, right: sp.csr_matrix, pairs: np.ndarray)
 
 
 def heuristic_scores(adjacency: sp.csr_matrix, pairs: np.ndarray, name: str) -> np.ndarray:
-    """Scores of ``pairs`` (k x 2 rows of ``adjacency``) under heuristic ``name``."""
+    """Scores of node pairs under one heuristic, computed sparsely from ``adjacency``.
+
+    Parameters
+    ----------
+    adjacency : scipy.sparse matrix of shape (n, n)
+        The residual (training) graph; entries are read as 0/1.
+    pairs : ndarray of shape (k, 2)
+        Rows of ``adjacency``, one pair per row.
+    name : str
+        One of :data:`HEURISTICS`: ``common_neighbours``, ``jaccard``, ``adamic_adar``,
+        ``preferential_attachment`` or ``katz`` (truncated at L = 3, beta = 0.005).
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The score of each pair (higher: more likely an edge).
+
+    Raises
+    ------
+    InputError
+        An unknown heuristic.
+    """
     A = sp.csr_matrix(adjacency, dtype=np.float64)
     A.data[:] = 1.0
     deg = np.asarray(A.sum(axis=1)).ravel()
@@ -76,8 +97,26 @@ HEURISTIC_LABELS = {
 
 def evaluate_heuristics(split: LinkSplit, names: Sequence[str] = HEURISTICS,
                         dataset: str = "") -> ResultTable:
-    """ROC-AUC and average precision of each heuristic on ``split``'s test pairs, computed on
-    its residual graph only."""
+    """ROC-AUC and average precision of each heuristic on ``split``'s test pairs.
+
+    The scores come from the split's residual graph only (:doc:`METHOD </METHOD>` §12); no
+    classifier.
+
+    Parameters
+    ----------
+    split : LinkSplit
+        The link-prediction split.
+    names : sequence of str, default HEURISTICS
+        The heuristics to score (see :func:`heuristic_scores`).
+    dataset : str, default ""
+        The dataset's name in the result rows.
+
+    Returns
+    -------
+    ResultTable
+        Rows ``roc_auc`` and ``average_precision`` per heuristic (method: its name; setting
+        ``"heuristic"``).
+    """
     A = split.residual_graph().adjacency().tocsr()
     pairs, y = split.test_pairs()
     rows = []

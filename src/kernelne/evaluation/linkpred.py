@@ -33,14 +33,47 @@ OPERATORS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def edge_features(vectors: np.ndarray, pairs: np.ndarray, operator: str = "weighted_l2"):
-    """Feature matrix of node pairs (rows of ``vectors``) under an edge operator."""
+    """Feature matrix of node pairs (rows of ``vectors``) under an edge operator.
+
+    Parameters
+    ----------
+    vectors : ndarray of shape (n, d)
+        The embedding rows.
+    pairs : ndarray of shape (k, 2)
+        Row indices of ``vectors``, one pair per row.
+    operator : str, default "weighted_l2"
+        A name of :data:`OPERATORS`: ``weighted_l2`` ``(x - y)^2`` (the paper's),
+        ``hadamard`` ``x * y``, ``average`` ``(x + y) / 2``, ``l1`` ``|x - y|``, per
+        coordinate.
+
+    Returns
+    -------
+    ndarray of shape (k, d)
+        One feature row per pair.
+
+    Raises
+    ------
+    InputError
+        An unknown operator.
+    """
     if operator not in OPERATORS:
         raise InputError(f"unknown edge operator {operator!r} (use {', '.join(OPERATORS)})")
     return OPERATORS[operator](vectors[pairs[:, 0]], vectors[pairs[:, 1]])
 
 
 def default_edge_classifier(C: float = 1.0) -> LogisticRegression:
-    """L2 logistic regression for edge features."""
+    """L2 logistic regression (liblinear) for edge features.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Inverse regularisation strength.
+
+    Returns
+    -------
+    sklearn.linear_model.LogisticRegression
+        The unfitted classifier.
+    """
     return LogisticRegression(C=C, solver="liblinear")
 
 
@@ -94,11 +127,43 @@ def evaluate_link_prediction(
 ) -> ResultTable:
     """ROC-AUC and average precision of ``embedding`` on ``split``, one pair of rows per operator.
 
-    ``embedding`` (anything :func:`as_embedding` takes) should be learned on
-    ``split.residual_graph()``; its rows are found by the user's node ids. ``select``: one
-    pair of rows only, for the operator (among ``operators``) and C (among
-    :data:`SELECT_CS`) chosen on the training pairs; its setting reads ``"select:OP,C=C"``.
-    ``progress``: a progress bar (stderr) counting the classifiers fitted.
+    The paper's protocol (:doc:`METHOD </METHOD>` §11): the classifier trains on the split's
+    residual edges plus as many sampled non-edges and is scored on the held-out edges plus their
+    negatives.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`as_embedding` takes, learned on ``split.residual_graph()``; its rows
+        are found by the user's node ids.
+    split : LinkSplit
+        The split (:func:`make_link_split` or :meth:`LinkSplit.load`).
+    operators : sequence of str, default ("weighted_l2",)
+        Edge operators of :data:`OPERATORS` to score.
+    classifier : sklearn classifier, optional
+        A binary classifier with a ``C`` parameter; default
+        :func:`default_edge_classifier`.
+    method : str, default "embedding"
+        The method's name in the result rows.
+    dataset : str, default ""
+        The dataset's name in the result rows.
+    select : bool, default False
+        One pair of rows only, for the operator (among ``operators``) and C (among
+        ``kernelne.evaluation.linkpred.SELECT_CS``) with the best 3-fold cross-validated
+        ROC-AUC on the training pairs; its setting reads ``"select:OP,C=C"``. The test pairs
+        are read once, to score the choice.
+    progress : bool, default False
+        A progress bar (stderr) counting the classifiers fitted.
+
+    Returns
+    -------
+    ResultTable
+        Rows ``roc_auc`` and ``average_precision`` per operator (the setting).
+
+    Raises
+    ------
+    InputError
+        An unknown (or no) operator, or split nodes missing from the embedding.
     """
     from tqdm.auto import tqdm
 

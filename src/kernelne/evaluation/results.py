@@ -19,6 +19,28 @@ from kernelne.outputs import atomic_path
 
 @dataclass(frozen=True)
 class ResultRow:
+    """One score: a (method, dataset, task, setting, metric) and its mean over ``n`` repeats.
+
+    Parameters
+    ----------
+    method : str
+        The embedding method's name.
+    dataset : str
+        The dataset's name.
+    task : str
+        ``"node_classification"`` or ``"link_prediction"``.
+    setting : str
+        The training ratio (e.g. ``"0.1"``) or the edge operator (e.g. ``"weighted_l2"``).
+    metric : str
+        E.g. ``"micro_f1"``, ``"macro_f1"``, ``"roc_auc"``, ``"average_precision"``.
+    mean : float
+        The mean score over the repeats.
+    std : float
+        The population standard deviation of the scores (0 when ``n`` is 1).
+    n : int
+        Number of scores (repeats).
+    """
+
     method: str
     dataset: str
     task: str
@@ -33,7 +55,24 @@ COLUMNS = [f.name for f in fields(ResultRow)]
 
 
 class ResultTable:
-    """A list of :class:`ResultRow`, printable as text and writable as CSV or JSON."""
+    """A list of :class:`ResultRow`, printable as text and writable as CSV or JSON.
+
+    Tables add up (``table_a + table_b``), iterate over their rows and have a length.
+
+    Parameters
+    ----------
+    rows : list of ResultRow, optional
+        The rows; default none.
+
+    Attributes
+    ----------
+    rows : list of ResultRow
+        The rows.
+    skipped : sequence
+        Ids of labelled nodes left out because the embedding lacks them (``missing="skip"``).
+    per_split : dict
+        ``(setting, metric)`` to the score of each repeat, where the protocol keeps them.
+    """
 
     def __init__(self, rows: list[ResultRow] | None = None):
         self.rows = list(rows or [])
@@ -43,6 +82,7 @@ class ResultTable:
         self.per_split: dict[tuple[str, str], list[float]] = {}
 
     def __iter__(self):
+        """The rows, in order."""
         return iter(self.rows)
 
     def __len__(self) -> int:
@@ -52,13 +92,32 @@ class ResultTable:
         return ResultTable(self.rows + other.rows)
 
     def value(self, metric: str, setting: str | None = None) -> float:
-        """The mean of the one row with this metric (and setting)."""
+        """The mean of the one row with this metric (and setting).
+
+        Parameters
+        ----------
+        metric : str
+            The metric, e.g. ``"micro_f1"``.
+        setting : str, optional
+            The setting, e.g. ``"0.5"``; None matches any.
+
+        Returns
+        -------
+        float
+            That row's mean.
+
+        Raises
+        ------
+        KeyError
+            If not exactly one row matches.
+        """
         hits = [r for r in self.rows if r.metric == metric and setting in (None, r.setting)]
         if len(hits) != 1:
             raise KeyError(f"{len(hits)} rows for metric={metric!r}, setting={setting!r}")
         return hits[0].mean
 
     def records(self) -> list[dict]:
+        """The rows as dicts (the CSV and JSON records)."""
         return [asdict(r) for r in self.rows]
 
     def to_text(self) -> str:
@@ -80,7 +139,18 @@ class ResultTable:
         return "\n".join(lines)
 
     def write(self, path: str | Path) -> None:
-        """Write as CSV (``.csv``) or JSON (``.json``), atomically."""
+        """Write as CSV (``.csv``) or JSON (``.json``), atomically.
+
+        Parameters
+        ----------
+        path : str or Path
+            The results file; its suffix names the format.
+
+        Raises
+        ------
+        InputError
+            Another suffix, or a folder that does not exist.
+        """
         suffix = check_results_path(path)
         with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
             if suffix == ".json":

@@ -38,8 +38,27 @@ ARRAYS = ("nodes", "train_edges", "train_negatives", "test_edges", "test_negativ
 class LinkSplit:
     """One seeded link-prediction split; pair arrays are ``(k, 2)`` dense LCC ids, ``u < v``.
 
-    ``train_edges`` is the residual graph; ``test_edges`` the held-out edges; the negatives are
-    non-edges of the original graph, all distinct.
+    Made by :func:`make_link_split`; saved to and loaded from a folder (``split.npz``,
+    ``split.json``, ``residual.edgelist``) by :meth:`save` and :meth:`load`.
+
+    Parameters
+    ----------
+    nodes : ndarray
+        The user's node id of each dense LCC id.
+    train_edges : ndarray of shape (m_train, 2)
+        The residual graph's edges (connected, spanning every LCC node).
+    train_negatives : ndarray of shape (m_train, 2)
+        Non-edges of the original graph for the classifier's training set.
+    test_edges : ndarray of shape (m_test, 2)
+        The held-out edges.
+    test_negatives : ndarray of shape (m_test, 2)
+        Non-edges of the original graph for the test set; all negatives are distinct.
+    seed : int
+        The split's seed.
+    test_fraction : float
+        The fraction of the edges held out (as asked; see ``info["capped"]``).
+    info : dict, optional
+        Counts of the graph and its LCC, ``capped`` and the source path.
     """
 
     nodes: np.ndarray
@@ -53,6 +72,7 @@ class LinkSplit:
 
     @property
     def n_nodes(self) -> int:
+        """Number of nodes of the largest connected component."""
         return len(self.nodes)
 
     def residual_graph(self) -> Graph:
@@ -69,14 +89,31 @@ class LinkSplit:
         return _pairs(self.test_edges, self.test_negatives)
 
     def write_residual_edgelist(self, path: str | Path) -> None:
-        """Write the residual graph as ``u v`` lines of the user's ids, for other tools."""
+        """Write the residual graph as ``u v`` lines of the user's ids, for other tools.
+
+        Parameters
+        ----------
+        path : str or Path
+            The edge list to write (atomically).
+        """
         names = np.array([str(x) for x in self.nodes], dtype=object)
         lines = names[self.train_edges[:, 0]] + " " + names[self.train_edges[:, 1]] + "\n"
         with atomic_path(path) as tmp:
             Path(tmp).write_text("".join(lines), encoding="utf-8")
 
     def save(self, folder: str | Path) -> None:
-        """Save to ``folder`` (created if needed): arrays, metadata and the residual edge list."""
+        """Save to ``folder`` (created if needed): arrays, metadata and the residual edge list.
+
+        Parameters
+        ----------
+        folder : str or Path
+            The folder; it receives ``split.npz``, ``split.json`` and ``residual.edgelist``.
+
+        Raises
+        ------
+        InputError
+            ``folder`` is a file or cannot be created.
+        """
         folder = Path(folder)
         if folder.exists() and not folder.is_dir():
             raise InputError("cannot save a split: not a folder", folder)
@@ -99,7 +136,23 @@ class LinkSplit:
 
     @classmethod
     def load(cls, folder: str | Path) -> LinkSplit:
-        """Load a split saved by :meth:`save`."""
+        """Load a split saved by :meth:`save`.
+
+        Parameters
+        ----------
+        folder : str or Path
+            A folder holding ``split.json`` and ``split.npz``.
+
+        Returns
+        -------
+        LinkSplit
+            The split.
+
+        Raises
+        ------
+        InputError
+            Not a split folder, or unreadable metadata or arrays.
+        """
         folder = Path(folder)
         meta_path, npz_path = folder / "split.json", folder / "split.npz"
         if not meta_path.is_file() or not npz_path.is_file():
@@ -154,7 +207,28 @@ def sample_non_edges(
 ) -> np.ndarray:
     """``count`` distinct uniform pairs ``u < v`` whose key ``u*n+v`` is not in ``edge_keys``.
 
-    ``edge_keys`` must be sorted. Rejection sampling in batches; O(count) memory.
+    Rejection sampling in batches; O(count) memory, no list of all non-edges.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    edge_keys : ndarray of int64
+        Sorted keys ``u*n+v`` (``u < v``) of the graph's edges.
+    count : int
+        Non-edges to draw.
+    rng : numpy.random.Generator
+        The random generator.
+
+    Returns
+    -------
+    ndarray of shape (count, 2)
+        Distinct non-edges ``u < v`` (never self-pairs), in drawing order.
+
+    Raises
+    ------
+    InputError
+        If the graph has fewer than ``count`` non-edges.
     """
     available = n * (n - 1) // 2 - len(edge_keys)
     if count > available:
@@ -180,11 +254,45 @@ def sample_non_edges(
 def make_link_split(
     graph: Any, test_fraction: float = 0.5, seed: int = 0, cap: bool = False
 ) -> LinkSplit:
-    """Split the LCC of ``graph`` (anything :func:`load_graph` takes) for link prediction.
+    """Split the largest connected component (LCC) of ``graph`` for link prediction.
 
-    When ``test_fraction`` of the edges cannot be held out while keeping the residual graph
-    connected (at most ``m - n + 1`` edges can go), raises :class:`InputError`, or with
-    ``cap=True`` holds out those ``m - n + 1`` edges (``info["capped"]`` is then True).
+    The protocol of :doc:`METHOD </METHOD>` §11: a random spanning tree of the LCC is kept, and
+    ``test_fraction`` of all edges is held out uniformly from the other edges, so the residual
+    graph stays connected and spans every LCC node. Non-edges are drawn uniformly, all
+    distinct: as many as the held-out edges for the test set and as many as the residual
+    edges for the classifier's training set.
+
+    Parameters
+    ----------
+    graph : Graph, path, networkx graph or sparse matrix
+        An undirected graph; anything :func:`kernelne.load_graph` takes.
+    test_fraction : float, default 0.5
+        Fraction of the LCC's edges held out, strictly between 0 and 1.
+    seed : int, default 0
+        Seed of the tree, the held-out edges and the non-edges (non-negative).
+    cap : bool, default False
+        When ``test_fraction`` of the edges cannot be held out while keeping the residual
+        graph connected (at most ``m - n + 1`` edges can go), hold out those ``m - n + 1``
+        edges (``info["capped"]`` is then True) instead of raising.
+
+    Returns
+    -------
+    LinkSplit
+        The split, in dense LCC ids with ``nodes`` the user's ids.
+
+    Raises
+    ------
+    InputError
+        A fraction outside ``(0, 1)``, a negative seed, a directed graph, a fraction that
+        holds out no edge or (without ``cap``) more than a connected residual allows, or a
+        graph too dense to have as many non-edges as edges.
+
+    Examples
+    --------
+    >>> from kernelne.evaluation import make_link_split
+    >>> split = make_link_split("examples/karate.edgelist", 0.2, seed=0)  # doctest: +SKIP
+    >>> len(split.test_edges), len(split.train_edges)  # doctest: +SKIP
+    (16, 62)
     """
     if not 0 < test_fraction < 1:
         raise InputError(f"test fraction must lie strictly between 0 and 1, got {test_fraction}")

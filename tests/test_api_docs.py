@@ -1,0 +1,164 @@
+"""The public API's docstrings are numpydoc: a ``Parameters`` section names every parameter.
+
+The API reference (``docs/api``) is generated from these docstrings, so a parameter missing
+here is missing from the reference too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+import kernelne
+import kernelne.baselines
+import kernelne.evaluation
+import kernelne.evaluation.heuristics
+import kernelne.generators
+
+_SECTION = re.compile(r"^(\S[^\n]*)\n-{3,}\s*$", re.MULTILINE)
+_ENTRY = re.compile(r"^(\*{0,2}[A-Za-z_][\w, *]*?)(?:\s*:.*)?$")
+
+
+def documented_parameters(doc: str) -> set[str] | None:
+    """Names listed in the ``Parameters`` section of a numpydoc docstring (None: no section)."""
+    sections = list(_SECTION.finditer(doc))
+    for i, match in enumerate(sections):
+        if match.group(1).strip() != "Parameters":
+            continue
+        end = sections[i + 1].start() if i + 1 < len(sections) else len(doc)
+        names: set[str] = set()
+        for line in doc[match.end():end].splitlines():
+            if not line or line[0].isspace():
+                continue
+            entry = _ENTRY.match(line)
+            if entry:
+                names.update(n.strip().lstrip("*") for n in entry.group(1).split(","))
+        return names
+    return None
+
+
+def signature_parameters(obj) -> list[str]:
+    """The parameters a caller passes: no self/cls, ``*args``/``**kwargs`` or private names."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):  # builtin exceptions' constructors
+        return []
+    return [
+        p.name for p in sig.parameters.values()
+        if p.name not in ("self", "cls") and not p.name.startswith("_")
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def public_methods(cls) -> list[str]:
+    """Public methods and properties defined by ``cls`` or its kernelne base classes."""
+    names = []
+    for klass in cls.__mro__:
+        if not klass.__module__.startswith("kernelne"):
+            continue
+        for name, value in vars(klass).items():
+            if name.startswith("_") and name not in ("__call__", "__iter__"):
+                continue
+            if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
+                names.append(f"{cls.__name__}.{name}")
+    return sorted(set(names))
+
+
+def _lookup(path: str):
+    module_name, _, rest = path.partition(":")
+    obj = __import__(module_name, fromlist=["_"])
+    for part in rest.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _top_level() -> list[str]:
+    return [f"kernelne:{n}" for n in kernelne.__all__ if n != "__version__"]
+
+
+def _exported(module) -> list[str]:
+    return [f"{module.__name__}:{n}" for n in module.__all__
+            if inspect.isfunction(getattr(module, n)) or inspect.isclass(getattr(module, n))]
+
+
+def _methods(module_name: str, class_names: list[str]) -> list[str]:
+    out = []
+    for name in class_names:
+        cls = getattr(__import__(module_name, fromlist=["_"]), name)
+        out += [f"{module_name}:{m}" for m in public_methods(cls)]
+    return out
+
+
+PUBLIC = sorted(set(
+    _top_level()
+    + _exported(kernelne.evaluation)
+    + ["kernelne.evaluation.heuristics:evaluate_heuristics",
+       "kernelne.evaluation.heuristics:heuristic_scores"]
+    + _exported(kernelne.baselines)
+    + ["kernelne.generators:planted_partition_sbm", "kernelne.generators:write_planted_partition"]
+    + ["kernelne.kernels:Kernel", "kernelne.kernels:parse_kernel",
+       "kernelne.kernels:dictionary_arrays", "kernelne.datasets:Dataset"]
+    + _methods("kernelne.kernels", ["Kernel"])
+    + _methods("kernelne.evaluation", ["LinkSplit", "ResultTable"])
+    + _methods("kernelne", ["KernelNE", "Graph", "WalkCorpus"])
+    + _methods("kernelne.baselines", ["DeepWalk", "Node2Vec", "LINE", "HOPE", "NetMF"])
+))
+
+
+def test_the_list_covers_the_estimator_methods():
+    """KernelNE's own methods and the ones it inherits from kernelne's estimator base."""
+    for name in ("fit", "transform", "fit_transform", "partial_fit", "save", "save_model",
+                 "load_model", "load"):
+        assert f"kernelne:KernelNE.{name}" in PUBLIC
+
+
+@pytest.mark.parametrize("path", PUBLIC)
+def test_public_name_documents_every_parameter(path):
+    obj = _lookup(path)
+    doc = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
+    assert doc, f"{path} has no docstring"
+    if isinstance(obj, property):
+        return
+    wanted = signature_parameters(obj)
+    if not wanted:
+        return
+    listed = documented_parameters(doc)
+    assert listed is not None, f"{path}: no 'Parameters' section (numpydoc) for {wanted}"
+    missing = [p for p in wanted if p not in listed]
+    assert not missing, f"{path}: parameters missing from the 'Parameters' section: {missing}"
+
+
+def test_the_parser_reads_numpydoc_entries():
+    doc = inspect.cleandoc("""Summary.
+
+    Parameters
+    ----------
+    graph : Graph
+        A graph.
+    x, y : float
+        Two numbers.
+    **params
+        Keyword arguments.
+
+    Returns
+    -------
+    out : int
+        Not a parameter.
+    """)
+    assert documented_parameters(doc) == {"graph", "x", "y", "params"}
+    assert documented_parameters("Summary only.") is None
+
+
+@pytest.mark.parametrize("module", [
+    "kernelne.graph", "kernelne.walks", "kernelne.kernels", "kernelne.generators",
+    "kernelne.baselines",
+])
+def test_docstring_examples_run(module):
+    """The Examples sections the reference shows give the output they print."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, result
