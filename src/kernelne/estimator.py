@@ -2,30 +2,112 @@
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelne.embedding_io import load_embedding, save_embedding
+from kernelne.errors import InputError
+from kernelne.graph import Graph, load_graph
 
 
-class EmbeddingEstimator(BaseEstimator):
-    """``fit(graph)`` sets ``embedding_`` (n x d) and ``nodes_``; the rest comes from here."""
+def is_matrix_input(X: Any) -> bool:
+    """Whether ``X`` is an adjacency matrix (array-like or sparse) rather than a graph object
+    (:class:`~kernelne.graph.Graph`, networkx) or a path."""
+    return not (X is None or isinstance(X, (Graph, str, Path))
+                or (hasattr(X, "adj") and hasattr(X, "is_directed")))
+
+
+def check_int_params(estimator: Any, minimums: dict[str, int],
+                     optional: Iterable[str] = ()) -> None:
+    """Raise ``ValueError`` naming the parameter unless each of ``minimums`` is an integer
+    (``numbers.Integral``, not a bool) of at least its minimum; ``optional`` names may also be
+    ``None``."""
+    optional = set(optional)
+    for name, low in minimums.items():
+        value = getattr(estimator, name)
+        if value is None and name in optional:
+            continue
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        if value < low:
+            raise ValueError(f"{name} must be at least {low}, got {value!r}")
+
+
+def check_workers(estimator: Any) -> None:
+    """``workers`` must be ``None``, ``-1`` (both: every core) or an integer >= 1."""
+    workers = estimator.workers
+    if not (isinstance(workers, numbers.Integral) and not isinstance(workers, (bool, np.bool_))
+            and workers == -1):
+        check_int_params(estimator, {"workers": 1}, optional=("workers",))
+
+
+class EmbeddingEstimator(TransformerMixin, BaseEstimator):
+    """``fit(graph)`` sets ``embedding_`` (n x d) and ``nodes_``; the rest comes from here.
+
+    The input ``X`` of ``fit`` is a graph: a path, a :class:`~kernelne.graph.Graph`, a
+    networkx graph, or a square non-negative adjacency matrix (dense or scipy sparse), as
+    :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True  # X is an n x n adjacency matrix
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = False
+        tags.transformer_tags.preserves_dtype = []  # the embedding is float32 whatever X is
+        return tags
+
+    def _fit_graph(self, X: Any) -> Graph:
+        """The graph ``fit`` learns from; an adjacency matrix is validated the scikit-learn
+        way (finite, non-negative, numeric, at least two nodes, square). Sets
+        ``n_features_in_`` (the number of nodes)."""
+        if is_matrix_input(X):
+            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"),
+                              ensure_non_negative=True, ensure_min_samples=2)
+            if X.shape[0] != X.shape[1]:
+                raise InputError(f"X must be a square adjacency matrix (n x n), got shape "
+                                 f"{X.shape}")
+            return load_graph(X)
+        g = load_graph(X)
+        self.n_features_in_ = g.n_nodes
+        return g
 
     def transform(self, X: Any = None) -> np.ndarray:
-        """The learned embedding (``X`` is ignored: embeddings exist only for the fitted graph)."""
-        if not hasattr(self, "embedding_"):
-            raise RuntimeError("call fit() first")
+        """The learned embedding of the fitted graph's nodes (``nodes_`` order).
+
+        Embeddings exist only for the fitted graph: ``X`` may be ``None`` or a graph (not
+        read), or the fitted adjacency matrix (its shape is checked); new samples cannot be
+        embedded (:meth:`KernelNE.partial_fit` adds new nodes).
+        """
+        check_is_fitted(self, "embedding_")
+        if is_matrix_input(X):
+            X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc", "coo"),
+                              ensure_non_negative=True)
+            if X.shape[0] != len(self.embedding_):
+                raise ValueError(f"transform returns the fitted graph's embedding: X must be "
+                                 f"its {len(self.embedding_)} x {len(self.embedding_)} "
+                                 f"adjacency matrix, got shape {X.shape}")
         return self.embedding_
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
-        return self.fit(X).embedding_
+        """``fit(X, y, **fit_params)``, then the embedding."""
+        return self.fit(X, y, **fit_params).embedding_
 
     def save(self, path: str | Path) -> None:
-        """Write the embedding: ``.npy`` or word2vec text format (any other suffix)."""
-        save_embedding(path, self.transform(), self.nodes_)
+        """Write the embedding: ``.npy`` or word2vec text format (any other suffix but
+        ``.npz``, the model files' suffix)."""
+        check_is_fitted(self, "embedding_")
+        if Path(path).suffix.lower() == ".npz":
+            raise InputError("save writes an embedding (.npy or word2vec text); an .npz is a "
+                             "model file: use save_model", path)
+        save_embedding(path, self.embedding_, self.nodes_)
 
     @staticmethod
     def load(path: str | Path) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.estimator import EmbeddingEstimator
-from kernelne.graph import Graph, load_graph
+from kernelne.estimator import EmbeddingEstimator, check_int_params
+from kernelne.graph import Graph
 
 
 class BaselineEmbedding(EmbeddingEstimator):
@@ -23,14 +23,13 @@ class BaselineEmbedding(EmbeddingEstimator):
         raise NotImplementedError
 
     def _check_dim(self) -> int:
-        dim = int(self.dim)
-        if dim < 1:
-            raise ValueError(f"dim must be at least 1, got {self.dim}")
-        return dim
+        check_int_params(self, {"dim": 1})
+        return int(self.dim)
 
     def fit(self, graph: Any, y: Any = None) -> BaselineEmbedding:
-        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes)."""
-        g = load_graph(graph)
+        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes, or
+        a square non-negative adjacency matrix); ``y`` is ignored (the fit is unsupervised)."""
+        g = self._fit_graph(graph)
         start = time.perf_counter()
         emb = np.ascontiguousarray(self._embed(g), dtype=np.float32)
         self.fit_seconds_ = time.perf_counter() - start

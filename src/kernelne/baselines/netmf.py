@@ -31,6 +31,7 @@ from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
 from kernelne.graph import Graph
+from kernelne.sampling import random_generator
 
 _BLOCK_ROWS = 2048
 
@@ -161,7 +162,7 @@ class NetMF(BaselineEmbedding):
         if mode == "exact":
             return netmf_matrix_exact(graph, int(self.window), float(self.negative))
         if mode == "approx":
-            rng = np.random.default_rng(self.random_state)
+            rng = random_generator(self.random_state)
             return netmf_matrix_approx(
                 graph, int(self.window), float(self.negative), int(self.rank), rng
             )
@@ -172,5 +173,5 @@ class NetMF(BaselineEmbedding):
         if dim >= graph.n_nodes:
             raise ValueError(f"dim = {dim} must be smaller than the number of nodes")
         m = self.matrix(graph)
-        rng = np.random.default_rng(self.random_state)
+        rng = random_generator(self.random_state)
         return svd_embedding(m, dim, self.svd, rng)
