@@ -47,12 +47,13 @@ def check_workers(estimator: Any) -> None:
         check_int_params(estimator, {"workers": 1}, optional=("workers",))
 
 
-class EmbeddingEstimator(TransformerMixin, BaseEstimator):
+class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """``fit(graph)`` sets ``embedding_`` (n x d) and ``nodes_``; the rest comes from here.
 
     The input ``X`` of ``fit`` is a graph: a path, a :class:`~kernelne.graph.Graph`, a
     networkx graph, or a square non-negative adjacency matrix (dense or scipy sparse), as
     :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
+    ``transform`` is not wrapped by ``set_output``: it returns the embedding, ``X`` optional.
     """
 
     def __sklearn_tags__(self):
