@@ -3,13 +3,18 @@ adjacency matrices as X, integer settings, random_state and the save suffixes.""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
+import kernelne
 from kernelne import KernelNE
 from kernelne.baselines import HOPE, LINE, DeepWalk, NetMF
 from kernelne.demo import planted_partition
@@ -202,3 +207,18 @@ def test_save_refuses_npz_and_save_model_refuses_other_suffixes(tmp_path):
     assert list(tmp_path.iterdir()) == []
     model.save_model(tmp_path / "m.NPZ")
     assert KernelNE.load_model(tmp_path / "m.NPZ").embedding_.shape == (12, 8)
+
+
+# ---- python -m kernelne ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag, want", [("--help", "usage: kernelne"), ("--version", "kernelne ")])
+def test_python_dash_m_runs_the_cli(flag, want):
+    src = str(Path(kernelne.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "kernelne", flag], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(want)
+    if flag == "--version":
+        assert done.stdout.strip() == f"kernelne {kernelne.__version__}"
