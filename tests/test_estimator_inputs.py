@@ -9,6 +9,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,9 +18,14 @@ from sklearn.exceptions import NotFittedError
 import kernelne
 from kernelne import KernelNE
 from kernelne.baselines import HOPE, LINE, DeepWalk, NetMF
+from kernelne.cli import main
 from kernelne.demo import planted_partition
 from kernelne.diagnostics import DegenerateEmbeddingWarning
+from kernelne.embedding_io import load_embedding, save_embedding
 from kernelne.errors import InputError
+from kernelne.evaluation import evaluate_node_classification
+from kernelne.graph import load_graph
+from kernelne.graph_npz import save_graph
 
 TINY = {"dim": 8, "walks_per_node": 2, "walk_length": 5, "window": 3, "workers": 1}
 
@@ -197,16 +203,100 @@ def test_random_state_refuses_non_seeds(cls, value):
 # ---- save and save_model check the suffix ---------------------------------------------------
 
 
-def test_save_refuses_npz_and_save_model_refuses_other_suffixes(tmp_path):
+def test_save_model_refuses_other_suffixes_and_save_npz_is_an_embedding(tmp_path):
     model = KernelNE(**TINY, random_state=0).fit(ring_adjacency())
-    with pytest.raises(InputError, match=r"e\.npz: .*\.npy.*save_model"):
-        model.save(tmp_path / "e.npz")
     for name in ("m.npy", "m.txt", "m"):
         with pytest.raises(InputError, match=rf"{name}: .*\.npz"):
             model.save_model(tmp_path / name)
     assert list(tmp_path.iterdir()) == []
     model.save_model(tmp_path / "m.NPZ")
     assert KernelNE.load_model(tmp_path / "m.NPZ").embedding_.shape == (12, 8)
+    model.save(tmp_path / "e.npz")  # vectors and ids, not text under an .npz name
+    vectors, nodes = load_embedding(tmp_path / "e.npz")
+    np.testing.assert_array_equal(vectors, model.embedding_)
+    np.testing.assert_array_equal(nodes, np.arange(12))
+    with pytest.raises(InputError, match="not a kernelne model file"):
+        KernelNE.load_model(tmp_path / "e.npz")
+
+
+# ---- embeddings and their node ids: .npz, and the .npy sidecar ------------------------------
+
+
+@pytest.fixture
+def shifted_karate(tmp_path):
+    """Karate with ids 1000..1033 (an edge list) and its two clubs (a label file)."""
+    g = nx.karate_club_graph()
+    edges = tmp_path / "karate1000.txt"
+    edges.write_text("".join(f"{u + 1000} {v + 1000}\n" for u, v in g.edges()))
+    labels = tmp_path / "clubs.txt"
+    labels.write_text("".join(f"{v + 1000} {d['club'].replace(' ', '_')}\n"
+                              for v, d in g.nodes(data=True)))
+    return edges, labels
+
+
+EMBED = ["--dim", "8", "--walks-per-node", "2", "--walk-length", "5", "--workers", "1",
+         "--seed", "0"]
+
+
+def test_embed_summary_names_the_sidecar(shifted_karate, tmp_path, capsys):
+    edges, _ = shifted_karate
+    out = tmp_path / "e.npy"
+    assert main(["embed", str(edges), "-o", str(out), *EMBED]) == 0
+    side = tmp_path / "e.nodes.txt"
+    assert f"wrote      {out} (+ {side}, the node ids)" in capsys.readouterr().out
+    assert side.read_text().split()[:2] == ["1000", "1001"]
+
+
+def test_npy_without_its_sidecar_is_refused_by_evaluate(shifted_karate, tmp_path, capsys):
+    edges, labels = shifted_karate
+    out = tmp_path / "e.npy"
+    assert main(["embed", str(edges), "-o", str(out), *EMBED, "--quiet"]) == 0
+    (tmp_path / "e.nodes.txt").unlink()  # copied without it: ids read as 0..33
+    capsys.readouterr()
+    for missing in ("error", "skip"):
+        code = main(["evaluate", "classify", str(out), str(labels), "--repeats", "1",
+                     "--missing", missing])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert len(err) == 1 and err[0].startswith(f"kernelne: error: {out}: 34 of 34 node ids")
+        assert "e.nodes.txt is missing" in err[0]
+
+
+def test_npy_ids_inside_the_range_are_not_taken_for_a_missing_sidecar(tmp_path):
+    vectors = np.random.default_rng(0).normal(size=(40, 4))
+    save_embedding(tmp_path / "e.npy", vectors)  # ids 0..39: no sidecar needed
+    labels = tmp_path / "l.txt"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(30)) + "45 0\n")
+    table = evaluate_node_classification(tmp_path / "e.npy", labels, ratios=[0.5], repeats=1,
+                                         missing="skip")
+    assert list(table.skipped) == [45]
+
+
+def test_embed_writes_npz_with_ids_and_evaluate_reads_it(shifted_karate, tmp_path, capsys):
+    edges, labels = shifted_karate
+    out = tmp_path / "e.npz"
+    assert main(["embed", str(edges), "-o", str(out), *EMBED, "--quiet"]) == 0
+    assert list(tmp_path.glob("e.*")) == [out]  # one file, no sidecar
+    vectors, nodes = load_embedding(out)
+    assert vectors.shape == (34, 8) and nodes.dtype == np.int64
+    np.testing.assert_array_equal(nodes[:3], [1000, 1001, 1002])
+    assert main(["evaluate", "classify", str(out), str(labels), "--repeats", "1"]) == 0
+    code = main(["update", str(out), str(edges), "-o", str(tmp_path / "u.npy")])
+    assert code == 2
+    assert "not a kernelne model file" in capsys.readouterr().err
+
+
+def test_npz_embedding_keeps_string_ids_and_refuses_a_graph_file(tmp_path):
+    nodes = np.array(["a", "b", "7"], dtype=object)
+    save_embedding(tmp_path / "e.NPZ", np.eye(3), nodes)
+    vectors, back = load_embedding(tmp_path / "e.NPZ")
+    assert list(back) == ["a", "b", "7"] and vectors.dtype == np.float32
+    save_graph(load_graph(ring_adjacency()), tmp_path / "g.npz")
+    with pytest.raises(InputError, match="g.npz: not an embedding file"):
+        load_embedding(tmp_path / "g.npz")
+    (tmp_path / "t.npz").write_text("1 2\na 0.5 0.5\n")
+    with pytest.raises(InputError, match="t.npz: not a readable .npz embedding"):
+        load_embedding(tmp_path / "t.npz")
 
 
 # ---- python -m kernelne ---------------------------------------------------------------------

@@ -102,12 +102,10 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         return self.fit(X, y, **fit_params).embedding_
 
     def save(self, path: str | Path) -> None:
-        """Write the embedding: ``.npy`` or word2vec text format (any other suffix but
-        ``.npz``, the model files' suffix)."""
+        """Write the embedding (rows and node ids) in the format the suffix names: ``.npz``,
+        ``.npy`` (ids in a ``.nodes.txt`` sidecar) or word2vec text (any other suffix); see
+        :mod:`kernelne.embedding_io`."""
         check_is_fitted(self, "embedding_")
-        if Path(path).suffix.lower() == ".npz":
-            raise InputError("save writes an embedding (.npy or word2vec text); an .npz is a "
-                             "model file: use save_model", path)
         save_embedding(path, self.embedding_, self.nodes_)
 
     @staticmethod

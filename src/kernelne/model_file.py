@@ -50,7 +50,7 @@ def check_model_path(path: str | Path) -> None:
     archive; ``.npy`` and text names are the embedding formats)."""
     if Path(path).suffix.lower() != ".npz":
         raise InputError("a model file is an .npz archive: name it with the .npz suffix "
-                         "(save writes the embedding as .npy or text)", path)
+                         "(save writes the embedding alone)", path)
 
 
 def save_model(model: Any, path: str | Path) -> None:
