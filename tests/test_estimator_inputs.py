@@ -170,6 +170,14 @@ def test_baselines_refuse_a_fractional_dim(cls):
         cls(dim=2.5).fit(ring_adjacency())
 
 
+@pytest.mark.parametrize("cls, name", [(LINE, "negatives"), (LINE, "samples"),
+                                       (NetMF, "window"), (NetMF, "rank"),
+                                       (DeepWalk, "walk_length"), (DeepWalk, "workers")])
+def test_baselines_refuse_fractional_integer_settings(cls, name):
+    with pytest.raises(ValueError, match=f"^{name} must be an integer"):
+        cls(dim=4, **{name: 2.5}).fit(ring_adjacency())
+
+
 # ---- random_state ---------------------------------------------------------------------------
 
 
@@ -312,3 +320,4 @@ def test_python_dash_m_runs_the_cli(flag, want):
     assert done.stdout.startswith(want)
     if flag == "--version":
         assert done.stdout.strip() == f"kernelne {kernelne.__version__}"
+

@@ -30,6 +30,7 @@ from scipy.sparse.linalg import eigsh, svds
 from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
+from kernelne.estimator import check_int_params
 from kernelne.graph import Graph
 from kernelne.sampling import random_generator
 
@@ -153,8 +154,9 @@ class NetMF(BaselineEmbedding):
 
     def matrix(self, graph: Graph) -> sp.csr_matrix:
         """The sparse ``log max(M, 1)`` this estimator factorises (sets ``mode_``)."""
-        if int(self.window) < 1 or self.negative <= 0:
-            raise ValueError("window must be >= 1 and negative > 0")
+        check_int_params(self, {"window": 1, "rank": 1, "max_exact_nodes": 1})
+        if not self.negative > 0:
+            raise ValueError(f"negative must be > 0, got {self.negative!r}")
         mode = self.mode
         if mode == "auto":
             mode = "exact" if graph.n_nodes <= self.max_exact_nodes else "approx"
