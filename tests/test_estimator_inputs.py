@@ -137,6 +137,18 @@ def test_transform_refuses_another_graph_s_matrix():
         model.transform(np.ones((12, 5)))
 
 
+def test_a_loaded_or_grown_model_transforms_its_graph_s_matrix(tmp_path):
+    small = ring_adjacency(12)
+    model = KernelNE(**TINY, random_state=0).fit(small)
+    model.save_model(tmp_path / "m.npz")
+    loaded = KernelNE.load_model(tmp_path / "m.npz")
+    assert loaded.transform(small) is loaded.embedding_
+    grown = ring_adjacency(14)
+    loaded.partial_fit(grown)
+    assert loaded.transform(grown).shape == (14, 8)
+    with pytest.raises(ValueError, match="14 features"):
+        loaded.transform(small)
+
 # ---- integer settings -----------------------------------------------------------------------
 
 

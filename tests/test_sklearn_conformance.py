@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelne import KernelNE
@@ -58,3 +59,12 @@ def quiet_degenerate():
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_tags_declare_a_pairwise_non_negative_graph(estimator):
+    tags = get_tags(estimator)
+    assert tags.transformer_tags is not None
+    assert tags.input_tags.pairwise and tags.input_tags.sparse
+    assert tags.input_tags.positive_only and not tags.target_tags.required
+    assert tags.requires_fit

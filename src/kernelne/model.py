@@ -286,7 +286,8 @@ class KernelNE(EmbeddingEstimator):
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
-        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes).
+        """Learn embeddings of ``graph`` (any source :func:`kernelne.graph.load_graph` takes, or
+        a square non-negative adjacency matrix, dense or scipy sparse).
 
         ``y``: only with ``beta_select="validation"``, held-out labels to choose the kernel
         weights on (a label file, ``(node ids, labels)`` or labels in the graph's node order:
@@ -448,7 +449,9 @@ class KernelNE(EmbeddingEstimator):
         retraining the old rows; see :func:`kernelne.update.partial_fit`. The model must be
         fitted (or loaded by :meth:`load_model`): ``NotFittedError`` otherwise. ``y`` is
         ignored."""
-        return partial_fit(self, graph, touched_rate, new_walks_factor)
+        partial_fit(self, graph, touched_rate, new_walks_factor)
+        self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
+        return self
 
     def save_model(self, path: str | Path) -> None:
         """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file."""

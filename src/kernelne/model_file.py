@@ -125,6 +125,7 @@ def load_model(path: str | Path, estimator: type) -> Any:
         raise InputError("corrupt model file (inconsistent array shapes)", path)
     model.embedding_, model.context_embedding_ = A, B
     model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
+    model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it
     model.kernels_ = kernels
     model.beta_ = arrays["beta"]
     model.kernel_scale_ = float(arrays["kernel_scale"])
