@@ -82,7 +82,9 @@ class KernelNE(EmbeddingEstimator):
             weights (multi only) [lambda_beta].
         p, q: node2vec return and in-out parameters (1, 1 = uniform walks).
         epochs: passes over the corpus. workers: threads (None = all cores).
-        random_state: seed; with ``workers=1`` a fit is bit-for-bit reproducible. With more
+        random_state: ``None`` (fresh entropy), an integer seed >= 0, or a NumPy
+            ``RandomState`` / ``Generator`` (each fit draws its seed from it); with an integer
+            seed and ``workers=1`` a fit is bit-for-bit reproducible. With more
             threads the lock-free updates race, so results vary slightly from run to run.
         keep_walks: keep the walk corpus in memory (``walks_``) instead of streaming it.
         chunk_walks: walks generated and trained per chunk. verbose: show a progress bar.
