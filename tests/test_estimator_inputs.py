@@ -131,6 +131,11 @@ def test_bad_adjacency_raises_value_error(X, match):
         KernelNE(**TINY).fit(X)
 
 
+@pytest.mark.parametrize("X", [42, {"a": 1}, None])
+def test_what_is_neither_graph_nor_matrix_is_an_input_error(X):
+    with pytest.raises(InputError, match="cannot make a graph from a"):
+        KernelNE(**TINY).fit(X)
+
 def test_transform_refuses_another_graph_s_matrix():
     model = KernelNE(**TINY, random_state=0).fit(ring_adjacency())
     with pytest.raises(ValueError, match="12 features"):

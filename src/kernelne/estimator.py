@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -17,10 +18,12 @@ from kernelne.graph import Graph, load_graph
 
 
 def is_matrix_input(X: Any) -> bool:
-    """Whether ``X`` is an adjacency matrix (array-like or sparse) rather than a graph object
-    (:class:`~kernelne.graph.Graph`, networkx) or a path."""
-    return not (X is None or isinstance(X, (Graph, str, Path))
-                or (hasattr(X, "adj") and hasattr(X, "is_directed")))
+    """Whether ``X`` is an adjacency matrix (scipy sparse, an array or anything with
+    ``__array__``, nested lists) rather than a graph object (:class:`~kernelne.graph.Graph`,
+    networkx) or a path."""
+    if isinstance(X, (Graph, str, Path)) or (hasattr(X, "adj") and hasattr(X, "is_directed")):
+        return False
+    return sp.issparse(X) or hasattr(X, "__array__") or isinstance(X, (list, tuple))
 
 
 def check_int_params(estimator: Any, minimums: dict[str, int],
