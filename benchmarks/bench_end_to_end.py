@@ -97,7 +97,7 @@ def main() -> None:
             }
             times = {k: [] for k in commands}
             peaks = {k: 0.0 for k in commands}
-            for k, cmd in commands.items():  # warm-up: numba caches, file system caches
+            for cmd in commands.values():  # warm-up: numba caches, file system caches
                 run(cmd)
             for _ in range(args.repeats):
                 for k, cmd in commands.items():

@@ -6,6 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from kernelne import KernelNE, load_embedding, random_walks, save_embedding
 from kernelne.demo import separation_scores
@@ -107,7 +108,7 @@ def test_bad_parameters(small_graph, kwargs, error):
 
 
 def test_transform_before_fit_and_bad_input(tmp_path):
-    with pytest.raises(RuntimeError):
+    with pytest.raises(NotFittedError):
         KernelNE().transform(None)
     with pytest.raises(InputError, match="no such file"):
         KernelNE(**SMALL).fit(tmp_path / "missing.txt")

@@ -252,11 +252,11 @@ def test_npy_in_any_case_is_numpy(tmp_path, capsys):
     assert load_embedding(out)[0].shape == (34, 4)
 
 
-def test_npz_output_is_refused_before_any_work(tmp_path, capsys):
+def test_npz_output_is_a_numpy_archive_of_vectors_and_ids(tmp_path, capsys):
     out = tmp_path / "e.npz"
-    code, err = _run(["embed", KARATE, "-o", out, *FAST], capsys)
-    assert code == 2 and f"kernelne: error: {out}: an embedding is written as .npy" in err
-    assert list(tmp_path.iterdir()) == []
+    assert _run(["embed", KARATE, "-o", out, *FAST], capsys)[0] == 0
+    with np.load(out) as z:  # not text under an .npz name
+        assert z["embedding"].shape == (34, 4) and list(z["nodes"][:2]) == [0, 1]
 
 
 def test_dash_writes_the_text_embedding_to_stdout_and_the_summary_to_stderr(tmp_path, capsys,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from kernelne import Graph, InputError, KernelNE
 from kernelne.cli import main
@@ -118,7 +119,7 @@ def test_partial_fit_refuses_another_dim_and_unfitted_models(grown, tmp_path):
     graph, _, _, base = grown
     with pytest.raises(ValueError, match="dimension 16 but its dim setting is 8"):
         fitted_copy(base, tmp_path).set_params(dim=8).partial_fit(graph)
-    with pytest.raises(RuntimeError, match="fit"):
+    with pytest.raises(NotFittedError, match="fit"):
         KernelNE().partial_fit(graph)
 
 

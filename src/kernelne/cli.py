@@ -40,6 +40,20 @@ def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
                   file=sys.stderr)
 
 
+OUTPUT_HELP = ("output file: .npz (vectors and node ids), .npy (NumPy; ids other than 0..n-1 "
+               "in NAME.nodes.txt beside it), or word2vec text for any other suffix (- for "
+               "standard output)")
+
+
+def _wrote(output: str) -> str:
+    """The summary's name of the embedding output, with its ids sidecar if one was written."""
+    from kernelne.embedding_io import is_npy, nodes_sidecar
+
+    if output != "-" and is_npy(output) and nodes_sidecar(output).exists():
+        return f"{output} (+ {nodes_sidecar(output)}, the node ids)"
+    return _shown(output)
+
+
 def _summary_stream(args: argparse.Namespace):
     """Standard output, unless the embedding goes there (``-o -``): then standard error."""
     return sys.stderr if args.output == "-" else sys.stdout
@@ -93,7 +107,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         else:
             print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
                   f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB", file=out)
-        print(f"wrote      {_shown(args.output)}", file=out)
+        print(f"wrote      {_wrote(args.output)}", file=out)
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
     return 0
@@ -142,7 +156,7 @@ def cmd_update(args: argparse.Namespace) -> int:
               + (" and the touched ones" if args.touched_rate > 0 else "") + "\n"
               f"pairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
               f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB\n"
-              f"wrote      {_shown(args.output)}", file=_summary_stream(args))
+              f"wrote      {_wrote(args.output)}", file=_summary_stream(args))
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file)", file=_summary_stream(args))
     return 0
@@ -181,8 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Learn node embeddings of a graph and write them.")
     embed.add_argument("input", help="edge list (.txt/.csv/.gz, 'u v [w]' per line) or .mat")
     embed.add_argument("-o", "--output", required=True,
-                       help="output file: .npy (NumPy), or word2vec text for any other suffix "
-                       "(- for standard output; .npz is refused)")
+                       help=OUTPUT_HELP)
     add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     embed.add_argument("--method", default="kernelne",
@@ -203,8 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("model", help="model file written by `kernelne embed --model-out`")
     update.add_argument("input", help="the grown graph: edge list (.txt/.csv/.gz), .mat or .npz")
     update.add_argument("-o", "--output", required=True,
-                        help="output file: .npy (NumPy), or word2vec text for any other suffix "
-                       "(- for standard output; .npz is refused)")
+                        help=OUTPUT_HELP)
     update.add_argument("--model-out", default=None, metavar="MODEL.npz",
                         help="also save the updated model")
     update.add_argument("--touched-rate", type=float, default=0.0,

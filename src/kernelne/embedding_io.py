@@ -1,12 +1,15 @@
-"""Saving and loading embeddings: word2vec text format and NumPy ``.npy``.
+"""Saving and loading embeddings: NumPy ``.npz``, NumPy ``.npy`` and word2vec text.
 
-* word2vec text (any suffix but ``.npy`` and ``.npz``): a header ``n d``, then ``node_id v_1
-  ... v_d`` per line, readable by gensim's ``KeyedVectors.load_word2vec_format``. The path
-  ``-`` is standard output.
+* ``.npz`` (any case): vectors and node ids in one file: keys ``format``
+  ("kernelne-embedding"), ``embedding`` (float32, ``n x d``, node order) and ``nodes`` (int64,
+  or unicode strings). :func:`load_embedding` also reads the rows and ids of a model file
+  (:mod:`kernelne.model_file`, ``--model-out``); a graph file (``kernelne convert``) is refused.
 * ``.npy`` (any case): the ``n x d`` matrix in node order. When the node ids are not ``0..n-1``
-  they are written beside it, one per line, to ``NAME.nodes.txt``.
-* ``.npz`` is refused (:func:`check_embedding_output`): it is the model and graph format, and
-  a text embedding under that name would mislead.
+  they are written beside it, one per line, to ``NAME.nodes.txt`` (the sidecar: copy it with
+  the ``.npy``).
+* word2vec text (any other suffix): a header ``n d``, then ``node_id v_1 ... v_d`` per line,
+  readable by gensim's ``KeyedVectors.load_word2vec_format``. The path ``-`` is standard
+  output.
 
 Writes go to a temporary file that is renamed into place, so a failed run leaves nothing behind.
 """
@@ -14,6 +17,7 @@ Writes go to a temporary file that is renamed into place, so a failed run leaves
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -23,22 +27,23 @@ from kernelne.graph import iter_records
 from kernelne.outputs import atomic_path, check_output_path
 
 STDOUT = "-"
+FORMAT = "kernelne-embedding"
+MODEL_FORMAT = "kernelne-model"  # kernelne.model_file.FORMAT: its rows and ids read too
 
 
 def is_npy(path: str | Path) -> bool:
     return Path(path).suffix.lower() == ".npy"
 
 
+def is_npz(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".npz"
+
+
 def check_embedding_output(path: str | Path, inputs=()) -> None:
-    """Fail now (``InputError``) if ``path`` cannot take an embedding: an ``.npz`` name, or a
-    path :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is
-    fine)."""
+    """Fail now (``InputError``) if ``path`` cannot take an embedding: a path
+    :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is fine)."""
     if str(path) == STDOUT:
         return
-    if Path(path).suffix.lower() == ".npz":
-        raise InputError("an embedding is written as .npy (NumPy) or as word2vec text (any "
-                         "other name, or - for standard output), not .npz (the format of model "
-                         "files, --model-out)", path)
     check_output_path(path, inputs)
 
 
@@ -79,6 +84,13 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     if to_stdout:
         _write_text(sys.stdout, vectors, nodes)
         sys.stdout.flush()
+        return
+    if is_npz(path):
+        nodes = np.asarray(nodes)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, format=np.array(FORMAT), embedding=vectors,
+                         nodes=nodes.astype(str) if nodes.dtype == object else nodes)
         return
     if is_npy(path):
         with atomic_path(path) as tmp:
@@ -124,6 +136,8 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         node listed twice, or a header whose count disagrees with the rows.
     """
     path = Path(path)
+    if is_npz(path):
+        return _load_npz(path)
     if is_npy(path):
         try:
             vectors = np.load(path, allow_pickle=False)
@@ -175,6 +189,29 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"the header announces {declared} vectors, the file has {len(rows)}",
                          path, 1)
     return np.array(rows, dtype=np.float32), _as_ints(np.array(ids, dtype=object))
+
+
+def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and ids of an ``.npz`` embedding (or of a model file)."""
+    if path.is_file() and not zipfile.is_zipfile(path):
+        raise InputError("not a readable .npz embedding (not an .npz archive)", path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            kind = str(z["format"]) if "format" in z else ""
+            if kind not in (FORMAT, MODEL_FORMAT):
+                raise InputError("not an embedding file (write one with `kernelne embed ... -o "
+                                 "EMB.npz`; a model file is read too)", path)
+            vectors, nodes = z["embedding"], z["nodes"]
+    except InputError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputError(f"not a readable .npz embedding ({exc})", path) from None
+    if vectors.ndim != 2 or nodes.ndim != 1 or len(nodes) != len(vectors):
+        raise InputError(f"corrupt embedding file ({len(nodes)} ids for vectors of shape "
+                         f"{vectors.shape})", path)
+    if nodes.dtype.kind == "U":
+        nodes = _as_ints(nodes.astype(object))
+    return vectors.astype(np.float32, copy=False), nodes
 
 
 def _as_ints(ids: np.ndarray) -> np.ndarray:

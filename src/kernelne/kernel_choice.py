@@ -46,6 +46,7 @@ import numpy as np
 from kernelne.diagnostics import DegenerateEmbeddingWarning
 from kernelne.graph import Graph
 from kernelne.kernels import Kernel
+from kernelne.sampling import seed_to_uint64
 from kernelne.validation_scores import (
     _standard_error,
     auc_standard_error,
@@ -194,7 +195,8 @@ def choose_weights(
     if int(repeats) < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     if seed is None:
-        seed = 0 if model.random_state is None else int(model.random_state)
+        seed = (0 if model.random_state is None
+                else int(seed_to_uint64(model.random_state) % np.uint64(2**32)))
     cands = candidates(kernels)
     fits = dict(fits or {})
 

@@ -7,6 +7,7 @@ Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.walks`, 
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -24,8 +25,8 @@ from kernelne.diagnostics import (
     warn_if_undertrained,
 )
 from kernelne.errors import TrainingError
-from kernelne.estimator import EmbeddingEstimator
-from kernelne.graph import Graph, load_graph
+from kernelne.estimator import EmbeddingEstimator, check_int_params, check_workers
+from kernelne.graph import Graph
 from kernelne.kernel_choice import fit_chosen, fixed_weights
 from kernelne.kernels import Kernel, parse_kernel
 from kernelne.model_file import load_model, save_model
@@ -58,6 +59,9 @@ from kernelne.walks import WalkCorpus, count_visits
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
 BETA_UPDATES = ("projected", "simplex")
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
+# integer settings and their least value (rounds may also be None; workers: check_workers)
+INT_PARAMS = {"dim": 1, "walks_per_node": 1, "walk_length": 1, "window": 1, "negatives": 0,
+              "epochs": 1, "partitions": 1, "rounds": 1, "chunk_walks": 1}
 
 
 class KernelNE(EmbeddingEstimator):
@@ -107,9 +111,11 @@ class KernelNE(EmbeddingEstimator):
         Passes over the walk corpus.
     workers : int, optional
         Threads; None uses all cores.
-    random_state : int, optional
-        Seed. With ``workers=1`` a fit is bit-for-bit reproducible; with more threads the
-        lock-free updates race, so results vary slightly from run to run.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        ``None`` (fresh entropy), an integer seed >= 0, or a NumPy random state or generator
+        (each fit draws its seed from it), as :func:`sklearn.utils.check_random_state`. With
+        an integer seed and ``workers=1`` a fit is bit-for-bit reproducible; with more threads
+        the lock-free updates race, so results vary slightly from run to run.
     keep_walks : bool, default False
         Keep the walk corpus in memory (``walks_``) instead of streaming it.
     chunk_walks : int, default 8192
@@ -365,18 +371,13 @@ class KernelNE(EmbeddingEstimator):
         )
 
     def _check_params(self) -> None:
-        for name in ("dim", "walks_per_node", "walk_length", "window", "epochs"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.negatives < 0:
-            raise ValueError(f"negatives must be >= 0, got {self.negatives}")
+        check_int_params(self, INT_PARAMS, optional=("rounds",))
+        check_workers(self)
+        seed_to_uint64(copy.deepcopy(self.random_state))  # ValueError if not a seed
         if not 0 < self.min_lr <= self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if self.reg < 0 or self.beta_reg < 0:
             raise ValueError("reg and beta_reg must be >= 0")
-        if int(self.partitions) < 1 or (self.rounds is not None and int(self.rounds) < 1):
-            raise ValueError(f"partitions and rounds must be at least 1, got partitions="
-                             f"{self.partitions}, rounds={self.rounds}")
         if int(self.partitions) > 1 and self.shared_negatives:
             raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
                              "drop shared_negatives")
@@ -438,7 +439,7 @@ class KernelNE(EmbeddingEstimator):
         """
         self._check_params()
         kernels = self.kernel_dictionary()
-        g = load_graph(graph)
+        g = self._fit_graph(graph)
         start = time.perf_counter()
         if isinstance(self.beta_select, str) and self.beta_select == "validation":
             if client is not None or monitor is not None:
@@ -582,7 +583,7 @@ class KernelNE(EmbeddingEstimator):
         self.partition_run_ = run
         return self
 
-    def partial_fit(self, graph: Any, touched_rate: float = 0.0,
+    def partial_fit(self, graph: Any, y: Any = None, *, touched_rate: float = 0.0,
                     new_walks_factor: int = 2) -> KernelNE:
         """Embed the new nodes of a grown graph without retraining the old rows.
 
@@ -594,6 +595,8 @@ class KernelNE(EmbeddingEstimator):
         graph : Graph, path, networkx graph or sparse matrix
             The grown graph: the old nodes plus new ones (any source
             :func:`kernelne.load_graph` takes; a path is read as directed or not as fitted).
+        y : object, optional
+            Ignored (scikit-learn's signature).
         touched_rate : float, default 0.0
             Learning rate factor in ``[0, 1]`` of the touched old nodes (those whose degree
             changed); 0 keeps them frozen, above 0 they also get ``walks_per_node`` walks
@@ -613,13 +616,15 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the model is neither fitted nor loaded with :meth:`load_model`.
         ValueError
             ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
             setting that differs from the fitted rows' dimension.
         """
-        return partial_fit(self, graph, touched_rate, new_walks_factor)
+        partial_fit(self, graph, touched_rate, new_walks_factor)
+        self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
+        return self
 
     def save_model(self, path: str | Path) -> None:
         """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file.

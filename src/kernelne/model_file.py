@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from kernelne.errors import InputError
 from kernelne.kernels import Kernel
@@ -44,11 +45,21 @@ def _plain_param(value):
     return value
 
 
+def check_model_path(path: str | Path) -> None:
+    """``InputError`` unless ``path`` names an ``.npz`` file (a model file is an ``.npz``
+    archive; ``.npy`` and text names are the embedding formats)."""
+    if Path(path).suffix.lower() != ".npz":
+        raise InputError("a model file is an .npz archive: name it with the .npz suffix "
+                         "(save writes the embedding alone)", path)
+
+
 def save_model(model: Any, path: str | Path) -> None:
     """Write the fitted ``model`` (a :class:`~kernelne.model.KernelNE`) to ``path`` (``.npz``),
     atomically."""
-    if not hasattr(model, "walk_counts_"):
-        raise RuntimeError("call fit() first: only a fitted model can be saved")
+    check_is_fitted(model, "walk_counts_",
+                    msg="This %(name)s instance is not fitted yet: only a fitted model can be "
+                        "saved (call fit or load_model first).")
+    check_model_path(path)
     try:
         params = json.dumps({k: _plain_param(v) for k, v in model.get_params().items()})
     except TypeError as exc:
@@ -114,6 +125,7 @@ def load_model(path: str | Path, estimator: type) -> Any:
         raise InputError("corrupt model file (inconsistent array shapes)", path)
     model.embedding_, model.context_embedding_ = A, B
     model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
+    model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it
     model.kernels_ = kernels
     model.beta_ = arrays["beta"]
     model.kernel_scale_ = float(arrays["kernel_scale"])

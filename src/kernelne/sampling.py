@@ -8,6 +8,9 @@ draw, full period 2^64, good enough statistically for sampling.
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -121,10 +124,27 @@ def alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _build_alias(w / total)
 
 
-def seed_to_uint64(random_state: int | None) -> np.uint64:
-    """A 64-bit seed from ``random_state`` (fresh entropy when ``None``)."""
+def seed_to_uint64(random_state: Any, name: str = "random_state") -> np.uint64:
+    """A 64-bit seed from ``random_state``, as :func:`sklearn.utils.check_random_state` reads
+    it: ``None`` gives fresh entropy, an integer in ``[0, 2^64)`` is the seed, a
+    ``numpy.random.RandomState`` or ``Generator`` gives a seed drawn from it (advancing it).
+    Anything else (a float, a bool, a negative integer) raises ``ValueError`` naming
+    ``name``."""
     if random_state is None:
         return np.uint64(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     if isinstance(random_state, np.random.Generator):
         return np.uint64(random_state.integers(0, 2**63))
-    return np.uint64(int(random_state) % 2**64)
+    if isinstance(random_state, np.random.RandomState):
+        return np.uint64(random_state.randint(0, 2**63, dtype=np.int64))
+    if (isinstance(random_state, (bool, np.bool_))
+            or not isinstance(random_state, numbers.Integral)
+            or not 0 <= int(random_state) < 2**64):
+        raise ValueError(f"{name} must be None, an integer in [0, 2^64), a "
+                         f"numpy.random.RandomState or a numpy.random.Generator, got "
+                         f"{random_state!r}")
+    return np.uint64(int(random_state))
+
+
+def random_generator(random_state: Any) -> np.random.Generator:
+    """A NumPy generator seeded by :func:`seed_to_uint64` (same rules)."""
+    return np.random.default_rng(int(seed_to_uint64(random_state)))

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from kernelne.diagnostics import check_finite
 from kernelne.errors import InputError
@@ -108,8 +109,9 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     ``removed_nodes_`` (model ids absent from ``graph``), ``n_walks_``, ``n_pairs_``,
     ``loss_history_``, ``isolated_nodes_``, ``graph_summary_`` and ``fit_seconds_``.
     """
-    if not hasattr(model, "walk_counts_"):
-        raise RuntimeError("call fit() or KernelNE.load_model() first")
+    check_is_fitted(model, "walk_counts_",
+                    msg="This %(name)s instance is not fitted yet: partial_fit adds nodes to a "
+                        "fitted model (call fit or KernelNE.load_model first).")
     if not 0.0 <= touched_rate <= 1.0:
         raise ValueError(f"touched_rate must lie in [0, 1], got {touched_rate}")
     if int(new_walks_factor) < 1:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.estimator import EmbeddingEstimator
-from kernelne.graph import Graph, load_graph
+from kernelne.estimator import EmbeddingEstimator, check_int_params
+from kernelne.graph import Graph
 
 
 class BaselineEmbedding(EmbeddingEstimator):
@@ -23,10 +23,8 @@ class BaselineEmbedding(EmbeddingEstimator):
         raise NotImplementedError
 
     def _check_dim(self) -> int:
-        dim = int(self.dim)
-        if dim < 1:
-            raise ValueError(f"dim must be at least 1, got {self.dim}")
-        return dim
+        check_int_params(self, {"dim": 1})
+        return int(self.dim)
 
     def fit(self, graph: Any, y: Any = None) -> BaselineEmbedding:
         """Learn embeddings of ``graph``.
@@ -34,7 +32,8 @@ class BaselineEmbedding(EmbeddingEstimator):
         Parameters
         ----------
         graph : Graph, path, networkx graph or sparse matrix
-            Any source :func:`kernelne.load_graph` takes.
+            Any source :func:`kernelne.load_graph` takes, or a square non-negative
+            adjacency matrix (dense or scipy sparse).
         y : object, optional
             Ignored (the fit is unsupervised).
 
@@ -47,11 +46,12 @@ class BaselineEmbedding(EmbeddingEstimator):
         Raises
         ------
         ValueError
-            A setting out of range for this graph (e.g. ``dim`` too large).
+            A setting out of range for this graph (e.g. ``dim`` too large), a setting that is
+            not a whole number where one is needed, or an invalid adjacency matrix.
         InputError
             ``graph`` cannot be read.
         """
-        g = load_graph(graph)
+        g = self._fit_graph(graph)
         start = time.perf_counter()
         emb = np.ascontiguousarray(self._embed(g), dtype=np.float32)
         self.fit_seconds_ = time.perf_counter() - start

@@ -26,6 +26,7 @@ from scipy.sparse.linalg import LinearOperator, eigs, eigsh, splu, svds
 
 from kernelne.baselines._base import BaselineEmbedding
 from kernelne.graph import Graph
+from kernelne.sampling import random_generator
 
 
 def spectral_radius(adjacency: sp.spmatrix, rng: np.random.Generator) -> float:
@@ -117,7 +118,7 @@ class HOPE(BaselineEmbedding):
         if k >= n:
             raise ValueError(f"dim/2 = {k} must be smaller than the number of nodes ({n})")
         a = graph.adjacency().astype(np.float64)
-        rng = np.random.default_rng(self.random_state)
+        rng = random_generator(self.random_state)
         rho = spectral_radius(a, rng)
         if self.beta is None:
             if not 0 < self.beta_ratio < 1:

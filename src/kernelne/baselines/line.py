@@ -33,6 +33,7 @@ from numba import njit, prange
 from tqdm.auto import tqdm
 
 from kernelne.baselines._base import BaselineEmbedding
+from kernelne.estimator import check_int_params, check_workers
 from kernelne.graph import Graph
 from kernelne.parallel import numba_threads
 from kernelne.sampling import alias_draw, alias_table, seed_to_uint64, stream_state
@@ -164,8 +165,8 @@ class LINE(BaselineEmbedding):
         dim = self._check_dim()
         if dim < 2:
             raise ValueError("LINE(1st+2nd) needs dim >= 2")
-        if self.negatives < 0:
-            raise ValueError(f"negatives must be >= 0, got {self.negatives}")
+        check_int_params(self, {"negatives": 0, "samples": 1}, optional=("samples",))
+        check_workers(self)
         arcs = len(graph.indices)
         if arcs == 0:
             raise ValueError("LINE needs a graph with at least one edge")

@@ -30,7 +30,9 @@ from scipy.sparse.linalg import eigsh, svds
 from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
+from kernelne.estimator import check_int_params
 from kernelne.graph import Graph
+from kernelne.sampling import random_generator
 
 _BLOCK_ROWS = 2048
 
@@ -198,10 +200,12 @@ class NetMF(BaselineEmbedding):
         Raises
         ------
         ValueError
-            ``window < 1``, ``negative <= 0`` or an unknown mode.
+            ``window``, ``rank`` or ``max_exact_nodes`` not a whole number >= 1,
+            ``negative <= 0`` or an unknown mode.
         """
-        if int(self.window) < 1 or self.negative <= 0:
-            raise ValueError("window must be >= 1 and negative > 0")
+        check_int_params(self, {"window": 1, "rank": 1, "max_exact_nodes": 1})
+        if not self.negative > 0:
+            raise ValueError(f"negative must be > 0, got {self.negative!r}")
         mode = self.mode
         if mode == "auto":
             mode = "exact" if graph.n_nodes <= self.max_exact_nodes else "approx"
@@ -209,7 +213,7 @@ class NetMF(BaselineEmbedding):
         if mode == "exact":
             return netmf_matrix_exact(graph, int(self.window), float(self.negative))
         if mode == "approx":
-            rng = np.random.default_rng(self.random_state)
+            rng = random_generator(self.random_state)
             return netmf_matrix_approx(
                 graph, int(self.window), float(self.negative), int(self.rank), rng
             )
@@ -220,5 +224,5 @@ class NetMF(BaselineEmbedding):
         if dim >= graph.n_nodes:
             raise ValueError(f"dim = {dim} must be smaller than the number of nodes")
         m = self.matrix(graph)
-        rng = np.random.default_rng(self.random_state)
+        rng = random_generator(self.random_state)
         return svd_embedding(m, dim, self.svd, rng)

@@ -30,6 +30,7 @@ import numpy as np
 from gensim.models import Word2Vec
 
 from kernelne.baselines._base import BaselineEmbedding
+from kernelne.estimator import check_int_params, check_workers
 from kernelne.graph import Graph
 from kernelne.parallel import resolve_workers
 from kernelne.sampling import seed_to_uint64
@@ -57,9 +58,9 @@ class SkipGramWalks(BaselineEmbedding):
 
     def _embed(self, graph: Graph) -> np.ndarray:
         dim = self._check_dim()
-        for name in ("walks_per_node", "walk_length", "window", "negatives", "epochs"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check_int_params(self, dict.fromkeys(
+            ("walks_per_node", "walk_length", "window", "negatives", "epochs"), 1))
+        check_workers(self)
         p, q = self._pq()
         seed = int(seed_to_uint64(self.random_state) % np.uint64(2**31))
         workers = resolve_workers(self.workers)

@@ -145,7 +145,7 @@ def register(subparsers) -> None:
         description="Node classification: for each training ratio, repeated seeded splits of "
         "the labelled nodes; Micro-/Macro-F1 mean and std.",
     )
-    classify.add_argument("embedding", help="embedding file (word2vec text or .npy)")
+    classify.add_argument("embedding", help="embedding file (word2vec text, .npy or .npz)")
     classify.add_argument("labels", help="label file, 'node label' per line (.gz allowed)")
     classify.add_argument("--ratios", nargs="+", type=parse_ratios, metavar="R",
                           help="training ratios, e.g. 0.1 0.5 or 10%% 50%% "
@@ -176,7 +176,7 @@ def register(subparsers) -> None:
         "training pairs, ROC-AUC and average precision on its test pairs. The embedding "
         "should be learned on SPLIT_DIR/residual.edgelist.",
     )
-    linkpred.add_argument("embedding", help="embedding file (word2vec text or .npy)")
+    linkpred.add_argument("embedding", help="embedding file (word2vec text, .npy or .npz)")
     linkpred.add_argument("split_dir", help="folder written by 'kernelne split'")
     linkpred.add_argument("--operator", nargs="+", default=["weighted_l2"],
                           choices=[*OPERATORS, "all"], help="edge operator(s) (weighted_l2)")

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.embedding_io import load_embedding
+from kernelne.embedding_io import is_npy, load_embedding, nodes_sidecar
 from kernelne.errors import InputError
 
 _SHOW = 10
@@ -54,6 +54,23 @@ def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
     return vectors, nodes
 
 
+def check_sidecar(source: Any, n: int, rows: np.ndarray, strict: bool) -> None:
+    """Raise :class:`InputError` when ``source`` is an ``.npy`` embedding without its node ids
+    sidecar (so its ids read as ``0..n-1``) and the wanted ids (``rows``: their rows, ``-1``
+    for an id it lacks) suggest other ids: any id outside ``0..n-1`` when ``strict``, else
+    more ids outside than inside."""
+    if not isinstance(source, (str, Path)) or not is_npy(source):
+        return
+    side = nodes_sidecar(source)
+    outside = int((rows < 0).sum())
+    if side.exists() or outside == 0 or (not strict and 2 * outside <= len(rows)):
+        return
+    raise InputError(
+        f"{outside:,} of {len(rows):,} node ids are outside 0..{n - 1}, the ids of an .npy "
+        f"embedding without its node ids file: {side} is missing (copy it along with the "
+        ".npy, or write the embedding as .npz, which holds the ids)", source)
+
+
 def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None,
                    missing: str = "error") -> np.ndarray:
     """Row of each id of ``wanted`` in an embedding whose row ids are ``nodes``.
@@ -86,6 +103,7 @@ def embedding_rows(nodes: np.ndarray, wanted: np.ndarray, source: Any = None,
         raise InputError(f"missing must be 'error' or 'skip', got {missing!r}")
     index = {str(x): i for i, x in enumerate(nodes)}
     rows = np.fromiter((index.get(str(x), -1) for x in wanted), np.int64, len(wanted))
+    check_sidecar(source, len(nodes), rows, strict=missing == "error")
     if missing == "skip":
         return rows
     missing = np.asarray(wanted)[rows < 0]
