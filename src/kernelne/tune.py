@@ -56,7 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kernelne.diagnostics import DegenerateEmbeddingWarning
-from kernelne.errors import InputError, TrainingError
+from kernelne.errors import FIT_ERRORS, InputError, TrainingError, failure_reason
 from kernelne.graph import Graph, load_graph
 from kernelne.validation_scores import (  # noqa: F401 (kernelne.tune's API)
     _gap_se,
@@ -69,24 +69,14 @@ from kernelne.validation_scores import (  # noqa: F401 (kernelne.tune's API)
 #: The subsampling thresholds KernelNE's search tries: off, or word2vec's range (log spaced).
 SUBSAMPLE_CHOICES = [0.0, 1e-5, 1e-4, 1e-3]
 
-#: What a fit or its scoring may raise for one setting (diverged or collapsed rows, out of
-#: memory, a combination of parameters the method refuses): the trial is recorded as failed,
-#: with its reason, and the search goes on.
-TRIAL_ERRORS: tuple[type[BaseException], ...] = (TrainingError, ValueError, MemoryError,
-                                                  ArithmeticError)
+#: What a trial's fit or its scoring may raise for its setting alone: the trial is recorded
+#: as failed, with its reason, and the search goes on.
+TRIAL_ERRORS = FIT_ERRORS
 
 
 class _TrialFailed(Exception):
     """Raised from the objective after a trial's failure is recorded: Optuna marks the trial
     ``FAIL`` (``study.optimize(catch=...)``) and the search goes on."""
-
-
-def failure_reason(exc: BaseException) -> str:
-    """One line saying why a fit failed: the exception's message (its type if it has none)."""
-    if isinstance(exc, MemoryError):
-        return "out of memory" + (f" ({exc})" if str(exc) else "")
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def _kernelne_space(trial) -> dict[str, Any]:
