@@ -319,3 +319,40 @@ def test_cli_help_has_an_example_and_no_handwritten_defaults(capsys):
     assert "example:\n  kernelne tune " in text and "--report-dir DIR" in text
     assert "(default " not in text and "default 3" not in text and "default 10" not in text
     assert "(default: 20)" in text and "(default: 3)" in text  # shown by the formatter
+
+
+# --- MKernelNE's weights chosen on validation data: a loop over fits too -----------------
+
+
+def test_a_failed_kernel_weight_candidate_is_recorded(monkeypatch):
+    import kernelne.kernel_choice as kc
+    from kernelne import KernelNE
+
+    real = kc._fit_quietly
+
+    def diverging(model, graph):
+        if model.beta_select == "uniform":
+            raise TrainingError(DIVERGED)
+        return real(model, graph)
+
+    monkeypatch.setattr(kc, "_fit_quietly", diverging)
+    g = nx.planted_partition_graph(3, 20, 0.4, 0.02, seed=1)
+    src, dst = np.array(g.edges()).T
+    graph = Graph.from_edges(src, dst, n_nodes=60)
+    model = KernelNE(kernel="multi", kernels=["gauss:1", "sch:2"], beta_select="validation",
+                     dim=8, walks_per_node=3, walk_length=6, window=3, workers=1,
+                     random_state=3)
+    model.fit(graph, (np.arange(60), np.arange(60) // 20))
+    choice = model.beta_choice_
+    assert choice.failed == {2: DIVERGED} and np.isnan(choice.scores[2])
+    assert choice.winner != 2 and np.isfinite(model.embedding_).all()
+    row = next(line for line in choice.table().splitlines() if line.startswith("uniform"))
+    assert row.split()[1] == "failed" and row.endswith(DIVERGED)
+    assert choice.ranking["finalists"] == 3
+
+    monkeypatch.setattr(kc, "_fit_quietly", lambda model, graph: (_ for _ in ()).throw(
+        TrainingError(DIVERGED)))
+    with pytest.raises(TrainingError, match="every kernel-weight candidate failed: gauss:1: "
+                                            "training diverged"):
+        KernelNE(kernel="multi", kernels=["gauss:1", "sch:2"], beta_select="validation",
+                 dim=8, walks_per_node=3, workers=1).fit(graph)
