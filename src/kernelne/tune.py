@@ -617,6 +617,15 @@ def tune(
     (e.g. ``{"dim": 64, "workers": 2}``); a fixed parameter of the search space is not
     searched (``{"loss": "squared"}`` searches the paper's loss only) and the defaults that
     set it to another value are not tried (:func:`default_candidates`).
+
+    Trials are numbered from 1 (``trials[i]["number"]``, the ranking, the table). A fit
+    that raises one of :data:`~kernelne.errors.FIT_ERRORS` (diverged rows, a refused
+    combination, out of memory) is a failed trial: Optuna records it as ``FAIL``, the trial
+    keeps ``state="failed"`` and its ``reason``, and the search goes on; a finalist whose
+    refit fails is left out of the choice the same way, and a winner whose refit on the whole
+    graph fails gives way to the next best. If every trial (or finalist) fails,
+    :class:`~kernelne.errors.TrainingError` names each setting and its reason
+    (:class:`~kernelne.errors.InputError` if every one is a setting the method refuses).
     """
     import optuna
 
@@ -1068,12 +1077,13 @@ def register(sub) -> None:
                    help="file of test node ids (whitespace separated): never read")
     p.add_argument("--holdout", type=float, default=None,
                    help="hold out this fraction of labelled nodes as the test part instead")
-    p.add_argument("--method", default="kernelne", choices=sorted(SEARCH_SPACES))
+    p.add_argument("--method", default="kernelne", choices=sorted(SEARCH_SPACES),
+                   help="the embedding method whose settings are searched")
     p.add_argument("--trials", type=int, default=20, help="number of trials")
     p.add_argument("--timeout", type=float, default=None, help="stop searching after S s")
     p.add_argument("--search-walks", type=int, default=None,
-                   help="walks per node during the search only (default: the method's); "
-                   "the finalists are then re-scored with the full count")
+                   help="walks per node during the search only, instead of the method's "
+                   "own; the finalists are then re-scored with the full count")
     p.add_argument("--finalists", type=int, default=DEFAULT_FINALISTS, action=_Given,
                    help="with --search-walks only: re-score this many best trials, and every "
                    "default, with the full settings before choosing")
