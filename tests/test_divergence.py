@@ -61,6 +61,16 @@ def test_loglik_simplex_weights_do_not_underflow_at_a_large_lr(karate):
     assert np.isfinite(model.beta_).all() and model.beta_.sum() == pytest.approx(1, abs=1e-5)
 
 
+def test_loglik_simplex_weights_with_shared_negatives_at_the_default_lr(karate):
+    """Shared negatives step the weights once per center for all its contexts (up to 2
+    window x negatives terms of -50 at the start): at the default lr, exp(lr 2 g) underflowed
+    for every weight, on any graph."""
+    model = KernelNE(kernel="multi", loss="loglik", shared_negatives=True, dim=8,
+                     walks_per_node=10, workers=1, random_state=0).fit(karate)
+    assert model.lr_restarts_ == [] and np.isfinite(model.embedding_).all()
+    assert model.beta_.sum() == pytest.approx(1, abs=1e-5)
+
+
 @pytest.mark.parametrize("gbeta, expected", [
     ([-250.0, -250.0, -250.0, -250.0, 1.0], [0.5, 0.5]),  # every exp underflowed: 0 / 0
     ([5000.0, 0.0, 5000.0, 5000.0, 1.0], [1.0, 0.0]),  # exp overflowed: inf / inf
