@@ -506,6 +506,12 @@ def _diverged(run: _Run, rate: float, lr: float, restarts: list[dict]) -> dict |
     return None
 
 
+def _finite_sample(A: np.ndarray, beta: np.ndarray, rows: int = 64) -> bool:
+    """Whether ``beta`` and about ``rows`` evenly spaced rows of ``A`` are finite: a cheap
+    look after each chunk that stops a diverged run early (the whole check comes after)."""
+    return bool(np.isfinite(beta).all() and np.isfinite(A[::max(1, len(A) // rows)]).all())
+
+
 class _Run:
     """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
     1/m``; distance kernels see ``rho * ||a - b||^2``; the learning rates (``lr``,
@@ -538,7 +544,8 @@ class _Run:
     def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
         """Train on every chunk; with ``check_shell``, test the rows whenever
         :func:`~kernelne.robust.look_due` says so and return the tests' figures; training
-        stops at a test that finds them ``collapsing``."""
+        stops at a test that finds them ``collapsing``, or at rows that are no longer
+        finite."""
         m, corpus = self.model, self.corpus
         total_chunks = m.epochs * corpus.n_chunks
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
@@ -578,6 +585,8 @@ class _Run:
                     bar.update(len(walks))
                     if monitor is not None:
                         monitor(self.pairs, self.A, self.B)
+                    if not _finite_sample(self.A, self.beta):  # diverged: no use going on
+                        return looks
                     step += 1
                     if settings.learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())
