@@ -54,7 +54,8 @@ def test_still_diverged_after_two_halvings_is_an_error(karate):
 
 def test_loglik_simplex_weights_do_not_underflow_at_a_large_lr(karate):
     """With B = 0 every kernel value starts near 1: each negative's log-likelihood gradient
-    is -50, so lr 0.3 made every weight's exp(lr 2 g) underflow to 0 (0 / 0: NaN rows)."""
+    is -50, so at lr 0.3 every weight's unshifted exp(lr 2 g) underflows to 0 (0 / 0: NaN
+    rows)."""
     model = KernelNE(kernel="multi", loss="loglik", lr=0.3, dim=8, walks_per_node=10,
                      workers=1, random_state=0).fit(karate)
     assert model.lr_restarts_ == [] and np.isfinite(model.embedding_).all()
@@ -63,8 +64,8 @@ def test_loglik_simplex_weights_do_not_underflow_at_a_large_lr(karate):
 
 def test_loglik_simplex_weights_with_shared_negatives_at_the_default_lr(karate):
     """Shared negatives step the weights once per center for all its contexts (up to 2
-    window x negatives terms of -50 at the start): at the default lr, exp(lr 2 g) underflowed
-    for every weight, on any graph."""
+    window x negatives terms of -50 at the start): at the default lr the unshifted
+    exp(lr 2 g) underflows for every weight, on any graph."""
     model = KernelNE(kernel="multi", loss="loglik", shared_negatives=True, dim=8,
                      walks_per_node=10, workers=1, random_state=0).fit(karate)
     assert model.lr_restarts_ == [] and np.isfinite(model.embedding_).all()
@@ -72,8 +73,8 @@ def test_loglik_simplex_weights_with_shared_negatives_at_the_default_lr(karate):
 
 
 @pytest.mark.parametrize("gbeta, expected", [
-    ([-250.0, -250.0, -250.0, -250.0, 1.0], [0.5, 0.5]),  # every exp underflowed: 0 / 0
-    ([5000.0, 0.0, 5000.0, 5000.0, 1.0], [1.0, 0.0]),  # exp overflowed: inf / inf
+    ([-250.0, -250.0, -250.0, -250.0, 1.0], [0.5, 0.5]),  # unshifted: 0 / 0
+    ([5000.0, 0.0, 5000.0, 5000.0, 1.0], [1.0, 0.0]),  # unshifted: inf / inf
 ])
 def test_the_simplex_step_stays_on_the_simplex(gbeta, expected):
     from kernelne.trainer import _beta_step

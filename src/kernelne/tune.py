@@ -1025,7 +1025,7 @@ def cmd_tune(args) -> int:
                   progress=not args.quiet)
     try:
         write_outputs(result, args.output, report, args.labels)
-    except OSError as exc:  # e.g. a full disk: nothing was left behind
+    except OSError as exc:  # e.g. a full disk: write_outputs leaves nothing behind
         where = exc.filename or report or args.output
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", where) from None
     print(result.table())
