@@ -478,3 +478,38 @@ def test_cache_keys_ignore_options_at_their_off_value_only():
     assert make_key(key_params(with_off)) == make_key(before)
     for name, value in {"loss": "loglik", "window_shrink": True, "subsample": 1e-3}.items():
         assert make_key(key_params({**with_off, name: value})) != make_key(before), name
+
+
+def test_a_failed_fit_is_recorded_and_the_run_goes_on(tiny_data, tiny_config, tmp_path,
+                                                     monkeypatch, capsys):
+    from kernelne.errors import TrainingError
+
+    out = tmp_path / "out"
+    real = run_module.embed_job
+
+    def diverging(job, graph, workers):
+        if job.method == "kernelne-gauss":
+            raise TrainingError("training diverged: 60 of 60 embedding rows are NaN")
+        return real(job, graph, workers)
+
+    monkeypatch.setattr(run_module, "embed_job", diverging)
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification") == 0
+    err = capsys.readouterr().err
+    assert "kernelne: warning: 1 job(s) failed" in err and "training diverged" in err
+    log = (out / "run.log").read_text()
+    assert re.search(r"embedding \w+ cora kernelne-gauss .*: FAILED: training diverged", log)
+    run = json.loads((out / "run.json").read_text())["invocations"][0]
+    assert run["embeddings_failed"] == 1 and run["embeddings_run"] == 2
+    assert run["failures"][0]["reason"] == "training diverged: 60 of 60 embedding rows are NaN"
+    results = (out / "RESULTS.md").read_text()
+    assert "## Failed jobs" in results and "kernelne-gauss" in results.split("## Failed")[1]
+    methods = {r["method"] for r in json.loads((out / "scores.json").read_text())}
+    assert methods == {"deepwalk", "hope"}  # the other cells were run and scored
+    # the next run retries the failed fit only
+    monkeypatch.setattr(run_module, "embed_job", real)
+    assert reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out", out,
+                     "--tasks", "classification") == 0
+    run = json.loads((out / "run.json").read_text())["invocations"][1]
+    assert run["embeddings_run"] == 1 and run["embeddings_failed"] == 0
+    assert "## Failed jobs" not in (out / "RESULTS.md").read_text()

@@ -88,7 +88,7 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
     out, report = tmp_path / "emb.txt", tmp_path / "report"
     code = main(["tune", str(edges), "--labels", str(labels), "--holdout", "0.5",
                  "--trials", "2", "--dim", "8", "--workers", "1", "--search-walks", "4",
-                 "-o", str(out), "--report", str(report), "--quiet"])
+                 "-o", str(out), "--report-dir", str(report), "--quiet"])
     assert code == 0 and out.exists()
     best = json.loads((report / "best.json").read_text())
     assert best["method"] == "kernelne" and best["test_score"] is not None
@@ -144,7 +144,7 @@ def fake_kernelne(monkeypatch):
 def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, progress=False)
-    assert [t["number"] for t in result.trials] == list(range(9))
+    assert [t["number"] for t in result.trials] == list(range(1, 10))  # from 1
     first = result.trials[:7]
     assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi", "gauss,loglik",
                                              "schoenberg,loglik", "multi,loglik",
@@ -182,14 +182,14 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert cheap_best["default"] == ""  # the trap: the search alone would choose this one
     # finalists: the 2 best cheap trials and every default, refitted at the full walk count
     top2 = sorted(result.trials, key=lambda t: -t["score"])[:2]
-    assert set(finals) == set(range(len(KERNELNE_DEFAULTS))) | {t["number"] for t in top2}
+    assert set(finals) == set(range(1, len(KERNELNE_DEFAULTS) + 1)) | {t["number"] for t in top2}
     assert all(t["walks"] == 5 and t["splits"] == 2 for t in result.trials)
     assert all(f["walks"] == FULL and f["splits"] == 10 for f in finals.values())
     best_default = max(f["score"] for n, f in finals.items() if by_number[n]["default"])
     assert result.best_score >= best_default
     assert result.best_score == max(f["score"] for f in finals.values())
-    assert result.best_params == by_number[0]["params"]  # the default Gauss
-    assert result.ranking["winner"] == 0 and result.ranking["within_noise"] is False
+    assert result.best_params == by_number[1]["params"]  # the default Gauss
+    assert result.ranking["winner"] == 1 and result.ranking["within_noise"] is False
     assert result.test_score is not None and result.test_score > 0.6  # chance: 0.25
 
 
@@ -204,7 +204,7 @@ def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernel
     tests = {f["number"]: f["test_score"] for f in result.finals}
     assert all(v is not None for v in tests.values())
     assert tests[result.ranking["winner"]] == result.test_score
-    assert tests[0] > 0.6 and max(v for n, v in tests.items() if n != 0) < 0.5  # chance .25
+    assert tests[1] > 0.6 and max(v for n, v in tests.items() if n != 1) < 0.5  # chance .25
     assert "test" in result.table().splitlines()[0].split()
     audit = next(line for line in result.summary().splitlines() if line.startswith("audit"))
     assert f"the winner {result.test_score:.4f}" in audit and "best default gauss" in audit
@@ -221,9 +221,9 @@ def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernel
 def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=6, progress=False)
-    assert [f["number"] for f in result.finals] == list(range(len(KERNELNE_DEFAULTS)))
+    assert [f["number"] for f in result.finals] == list(range(1, len(KERNELNE_DEFAULTS) + 1))
     assert all(t["splits"] == 10 and t["walks"] == FULL for t in result.trials)
-    assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 0
+    assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 1
 
 
 def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path):
@@ -239,10 +239,10 @@ def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path
     assert all(float(r["se"]) >= 0 for r in rows)
     assert all(float(r["final_se"]) >= 0 for r in rows if r["final_se"])
     best = json.loads((tmp_path / "best.json").read_text())
-    assert best["validation_se"] >= 0 and best["ranking"]["winner"] == 0
+    assert best["validation_se"] >= 0 and best["ranking"]["winner"] == 1
     assert isinstance(best["ranking"]["within_noise"], bool)
     summary = result.summary()
-    assert summary.startswith("winner      trial 0 (default gauss): micro_f1")
+    assert summary.startswith("winner      trial 1 (default gauss): micro_f1")
     assert "standard errors" in summary
 
 
@@ -370,7 +370,7 @@ def test_cli_fix_holds_a_parameter(groups, tmp_path, capsys):
     out, report = tmp_path / "emb.txt", tmp_path / "report"
     code = main(["tune", str(edges), "--trials", "4", "--dim", "8", "--workers", "1",
                  "--search-walks", "2", "--fix", "loss=squared", "--fix", "walks_per_node=4",
-                 "-o", str(out), "--report", str(report), "--quiet"])
+                 "-o", str(out), "--report-dir", str(report), "--quiet"])
     assert code == 0
     rows = (report / "trials.csv").read_text().splitlines()
     assert len(rows) == 1 + 4 and "loglik" not in "".join(rows)

@@ -171,6 +171,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
     if options:
         lines.append("options    " + ", ".join(options))
+    for diverged in getattr(model, "lr_restarts_", []):
+        lines.append(f"diverged   at lr {diverged['lr']:g} ({diverged['bad_rows']:,} of "
+                     f"{diverged['rows']:,} rows NaN or infinite): restarted with lr "
+                     f"{diverged['lr'] / 2:g}")
     for shell in model.narrowed_:
         lines.append(
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "

@@ -52,3 +52,20 @@ class TrainingError(RuntimeError):
     ``kernelne: error: ...`` line and exits non-zero without writing an output file; the
     Python API raises it from ``fit``.
     """
+
+
+#: What one fit (or its scoring) may raise for its setting alone: diverged or collapsed rows
+#: (:class:`TrainingError`), a combination of parameters the method refuses (``ValueError``,
+#: :class:`InputError` included), out of memory, a numerical error. A loop over fits (``tune``'s
+#: trials, ``reproduce``'s grid) records such a fit as failed, with its reason, and goes on.
+FIT_ERRORS: tuple[type[BaseException], ...] = (TrainingError, ValueError, MemoryError,
+                                               ArithmeticError)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why a fit (or its scoring) failed, for a log or a table: the
+    exception's message on one line (its type if it has none)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory" + (f" ({exc})" if str(exc) else "")
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.diagnostics import DegenerateEmbeddingWarning
+from kernelne.errors import FIT_ERRORS, TrainingError, failure_reason
 from kernelne.graph import Graph
 from kernelne.kernels import Kernel
 from kernelne.sampling import seed_to_uint64
@@ -116,6 +117,8 @@ class KernelChoice:
     metric: str
     validation: str
     ranking: dict[str, Any] = field(default_factory=dict)
+    #: candidate index -> why its fit (or its score) failed; its score is NaN
+    failed: dict[int, str] = field(default_factory=dict)
 
     @property
     def winner_name(self) -> str:
@@ -125,6 +128,9 @@ class KernelChoice:
         """One line per candidate: score ± standard error, weights, the winner marked."""
         lines = [f"{'candidate':16} {self.metric:>8}  {'± se':>6}  weights"]
         for i, name in enumerate(self.names):
+            if i in self.failed:
+                lines.append(f"{name:16} {'failed':>8}  {'':>6}  {self.failed[i]}")
+                continue
             se = "-" if self.ses[i] is None else f"{self.ses[i]:.4f}"
             beta = " ".join(f"{b:.3f}" for b in self.betas[i])
             mark = "  <- chosen" if i == self.winner else ""
@@ -213,22 +219,25 @@ def choose_weights(
         return _fit_quietly(est, g)
 
     kept: dict[int, Any] = {}
-    scores, ses, values, betas = [], [], [], []
+    m = len(kernels)
+    scores, ses, values = [math.nan] * len(cands), [None] * len(cands), [[] for _ in cands]
+    betas = [np.full(m, math.nan) for _ in cands]
+    failed: dict[int, str] = {}
     if labels is not None:
         y, label_nodes = _labels_arg(labels, g)
         metric = "micro_f1"
         validation = (f"Micro-F1 of {int(repeats)} seeded 50/50 splits of the given labelled "
                       "nodes, candidates fitted on the whole graph")
-        for i, (name, setting) in enumerate(cands):
+
+        def score(i: int, name: str, setting: Any) -> None:
             fitted = whole_graph_fit(name, setting)
             table = evaluate_node_classification(
                 (fitted.embedding_, fitted.nodes_), y, label_nodes, ratios=[0.5],
                 repeats=int(repeats), seed=int(seed), n_jobs=1)
             split_values = list(getattr(table, "per_split", {}).get(("0.5", "micro_f1"), []))
-            scores.append(float(table.value("micro_f1")))
-            ses.append(_standard_error(split_values))
-            values.append(split_values)
-            betas.append(np.asarray(fitted.beta_, dtype=np.float64))
+            scores[i] = float(table.value("micro_f1"))
+            ses[i], values[i] = _standard_error(split_values), split_values
+            betas[i] = np.asarray(fitted.beta_, dtype=np.float64)
             kept[i] = fitted
     else:
         split, residual, n_pos, n_neg = held_out_edges(g, val_fraction, int(seed))
@@ -236,24 +245,37 @@ def choose_weights(
         validation = (f"ROC-AUC (weighted-L2) on {len(split.test_edges):,} held-out edges "
                       f"({val_fraction:g} of the largest component's) and as many non-edges, "
                       "candidates fitted on the rest; standard error by Hanley and McNeil")
-        for _, setting in cands:
+
+        def score(i: int, name: str, setting: Any) -> None:
             fitted = _fit_quietly(make(setting), residual)
             auc = float(evaluate_link_prediction((fitted.embedding_, fitted.nodes_), split)
                         .value("roc_auc"))
-            scores.append(auc)
-            ses.append(auc_standard_error(auc, n_pos, n_neg))
-            values.append([])
-            betas.append(np.asarray(fitted.beta_, dtype=np.float64))
-    winner = int(np.argmax(scores))  # the first best: ties go to the earlier candidate
-    m = len(kernels)
+            scores[i], ses[i] = auc, auc_standard_error(auc, n_pos, n_neg)
+            betas[i] = np.asarray(fitted.beta_, dtype=np.float64)
+
+    for i, (name, setting) in enumerate(cands):
+        try:
+            score(i, name, setting)
+        except FIT_ERRORS as exc:  # recorded; the other candidates are still scored
+            failed[i] = failure_reason(exc)
+    best = None
+    while best is None:
+        ok = [i for i in range(len(cands)) if i not in failed]
+        if not ok:
+            raise TrainingError("every kernel-weight candidate failed: " + "; ".join(
+                f"{cands[i][0]}: {failed[i]}" for i in failed))
+        winner = max(ok, key=lambda i: scores[i])  # the first best: ties go to the earlier
+        best = kept.get(winner)
+        if best is None:
+            try:
+                best = whole_graph_fit(*cands[winner])
+            except FIT_ERRORS as exc:  # the next best candidate instead
+                failed[winner] = "refit on the whole graph: " + failure_reason(exc)
     finals = [{"number": i, "score": scores[i], "se": ses[i], "values": values[i],
-               "splits": len(values[i]) or 1} for i in range(len(cands))]
+               "splits": len(values[i]) or 1} for i in range(len(cands)) if i not in failed]
     choice = KernelChoice([n for n, _ in cands], [s for _, s in cands], scores, ses, values,
                           betas, winner, metric, validation,
-                          rank_finalists(finals, {j: cands[j][0] for j in range(m)}))
-    best = kept.get(winner)
-    if best is None:
-        best = whole_graph_fit(*cands[winner])
+                          rank_finalists(finals, {j: cands[j][0] for j in range(m)}), failed)
     return choice, best
 
 

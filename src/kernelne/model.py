@@ -210,6 +210,11 @@ class KernelNE(EmbeddingEstimator):
         The check of the result (:class:`~kernelne.diagnostics.EmbeddingHealth`).
     kernel_scale_ : float
         1, or the robust fit's narrowing.
+    lr_restarts_ : list of dict
+        Each run that diverged and was restarted with half its learning rate: its ``lr``
+        and ``bad_rows`` of ``rows`` (empty if none diverged).
+    fit_lr_ : float
+        The learning rate of the kept run: ``lr``, or halved after each divergence.
     narrowed_ : list of dict
         What each restart saw.
     shell_checks_ : list of dict
@@ -255,7 +260,9 @@ class KernelNE(EmbeddingEstimator):
     ``beta_reg`` spreads the weights but shrinks them (on Cora, 1.0 did not beat the best
     single kernel).
 
-    Every fit checks its result: NaN/inf rows (diverged) or no trainable pair raise
+    Every fit checks its result: NaN/inf rows (diverged) restart the fit with the learning
+    rates (``lr`` and ``min_lr``) halved, at most twice (:data:`MAX_LR_HALVINGS`; the plain
+    fit, not a partitioned one); rows still diverged, or no trainable pair, raise
     :class:`~kernelne.errors.TrainingError`; an uninformative (collapsed) embedding issues a
     :class:`~kernelne.diagnostics.DegenerateEmbeddingWarning` naming the likely cause and fix.
 
@@ -480,27 +487,33 @@ class KernelNE(EmbeddingEstimator):
             can_narrow = self.robust and kernels[0].kind != "linear"
             checks: list[dict] = []
             given_up_walks = given_up_training = 0.0  # seconds of runs a restart gave up
+            rate = 1.0  # the learning-rate schedule's factor: halved after a diverged run
+            lr_restarts: list[dict] = []
             while True:
                 run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
-                           None if fixed is None else fixed[fixed > 0])
+                           None if fixed is None else fixed[fixed > 0], rate)
                 looks = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
                 checks += looks
-                if not looks or not looks[-1]["collapsing"]:
-                    break
-                shell = looks[-1]
+                if looks and looks[-1]["collapsing"]:
+                    shell = looks[-1]
+                    narrowed.append(shell)
+                    rho *= NARROWING
+                    simplex = simplex or shell["weights_collapsed"]
+                elif run.pairs == 0:
+                    raise TrainingError(
+                        f"no (center, context) pair to train on in {g.summary()} with "
+                        f"walk_length={self.walk_length}, window={self.window}: the graph has "
+                        "no edges between distinct nodes or the walks are too short "
+                        "(walk_length >= 2 needed)")
+                else:
+                    diverged = _diverged(run, rate, self.lr, lr_restarts)
+                    if diverged is None:
+                        break
+                    lr_restarts.append(diverged)
+                    rate /= 2
                 given_up_walks += run.walk_seconds
                 given_up_training += run.train_seconds
-                narrowed.append(shell)
-                rho *= NARROWING
-                simplex = simplex or shell["weights_collapsed"]
                 del run  # its rows are given up: freed before the next run makes its own
-        if run.pairs == 0:
-            raise TrainingError(
-                f"no (center, context) pair to train on in {g.summary()} with walk_length="
-                f"{self.walk_length}, window={self.window}: the graph has no edges between "
-                "distinct nodes or the walks are too short (walk_length >= 2 needed)"
-            )
-        check_finite(run.A, run.B, run.beta)
         self.health_ = embedding_health(
             run.A, run.B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
         )
@@ -517,6 +530,8 @@ class KernelNE(EmbeddingEstimator):
         self.kernels_ = kernels
         self.kernel_scale_ = rho
         self.narrowed_ = narrowed
+        self.lr_restarts_ = lr_restarts
+        self.fit_lr_ = float(self.lr) * rate
         self.shell_checks_ = checks
         self.beta_update_ = "simplex" if simplex else "projected"
         self.beta_ = run.beta if fixed is None else fixed
@@ -705,13 +720,43 @@ class KernelNE(EmbeddingEstimator):
         return [k.narrowed(rho) for k in kernels]
 
 
+#: A fit whose rows diverge (NaN or infinite) is restarted with the learning rate halved, at
+#: most this many times, before :class:`~kernelne.errors.TrainingError` is raised.
+MAX_LR_HALVINGS = 2
+
+
+def _diverged(run: _Run, rate: float, lr: float, restarts: list[dict]) -> dict | None:
+    """None if ``run``'s rows and weights are finite; else what :attr:`KernelNE.lr_restarts_`
+    records of it (``lr``: the diverged run's, ``bad_rows``, ``rows``, ``reason``), or
+    :class:`TrainingError` if the learning rate was halved :data:`MAX_LR_HALVINGS` times
+    already."""
+    try:
+        check_finite(run.A, run.B, run.beta)
+    except TrainingError as exc:
+        if len(restarts) >= MAX_LR_HALVINGS:
+            tried = ", ".join(f"{r['lr']:g}" for r in restarts)
+            raise TrainingError(f"{exc}; it diverged at lr {tried} and {lr * rate:g} (the "
+                                "learning rate halved after each)") from None
+        bad = int(np.count_nonzero(~np.isfinite(run.A).all(axis=1)))
+        return {"lr": lr * rate, "bad_rows": bad, "rows": len(run.A), "reason": str(exc)}
+    return None
+
+
+def _finite_sample(A: np.ndarray, beta: np.ndarray, rows: int = 64) -> bool:
+    """Whether ``beta`` and about ``rows`` evenly spaced rows of ``A`` are finite: a cheap
+    look after each chunk that stops a diverged run early (the whole check comes after)."""
+    return bool(np.isfinite(beta).all() and np.isfinite(A[::max(1, len(A) // rows)]).all())
+
+
 class _Run:
     """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
-    1/m``; distance kernels see ``rho * ||a - b||^2``."""
+    1/m``; distance kernels see ``rho * ||a - b||^2``; the learning rates (``lr``,
+    ``min_lr``) are the model's times ``rate``."""
 
     def __init__(self, model, graph, corpus, stored, negatives, keep, kernels, seed, rho,
-                 simplex, beta=None):
+                 simplex, beta=None, rate: float = 1.0):
         self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
+        self.rate = rate
         self.noise = Noise(*negatives)
         self.keep = keep  # subsampling's keep probabilities, None: off
         self.seed = seed
@@ -735,7 +780,8 @@ class _Run:
     def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
         """Train on every chunk; with ``check_shell``, test the rows whenever
         :func:`~kernelne.robust.look_due` says so and return the tests' figures; training
-        stops at a test that finds them ``collapsing``."""
+        stops at a test that finds them ``collapsing``, or at rows that are no longer
+        finite."""
         m, corpus = self.model, self.corpus
         total_chunks = m.epochs * corpus.n_chunks
         min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
@@ -743,7 +789,8 @@ class _Run:
         snapshot_every = max(1, total_chunks // 10)
         settings = train_settings(m, total_centers, self.seed, self.graph.n_nodes,
                                   learn_beta=self.learn_beta,
-                                  beta_simplex=self.simplex)
+                                  beta_simplex=self.simplex, lr=m.lr * self.rate,
+                                  min_lr=m.min_lr * self.rate)
         losses = np.zeros(2)
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
                    desc="training", dynamic_ncols=True)
@@ -774,6 +821,8 @@ class _Run:
                     bar.update(len(walks))
                     if monitor is not None:
                         monitor(self.pairs, self.A, self.B)
+                    if not _finite_sample(self.A, self.beta):  # diverged: no use going on
+                        return looks
                     step += 1
                     if settings.learn_beta and step % snapshot_every == 0:
                         self.history.append(self.beta.copy())

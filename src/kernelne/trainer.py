@@ -400,12 +400,27 @@ def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
     beta_j))``, or mirror descent on the simplex. ``weight``: pairs the step stands for."""
     m = beta.shape[0]
     if simplex:
+        # beta_j exp(lr 2 g_j) / sum_i beta_i exp(lr 2 g_i), each exponent shifted by the
+        # largest one of a kernel in use (the same weights): the factors stay in (0, 1], so
+        # the step can neither overflow (inf / inf) nor underflow every weight (0 / 0) when
+        # the log-likelihood's gradient (up to 1 / (2 LOGLIK_MIN) per term) meets a large lr.
+        shift = 0.0
+        found = False
+        for j in range(m):
+            if beta[j] > _ZERO:
+                arg = float(lr) * 2.0 * float(gbeta[j])
+                if not found or arg > shift:
+                    shift, found = arg, True
         total = _ZERO
         for j in range(m):
-            beta[j] = beta[j] * np.float32(math.exp(lr * _TWO * gbeta[j]))
-            total += beta[j]
+            if beta[j] > _ZERO:
+                factor = math.exp(float(lr) * 2.0 * float(gbeta[j]) - shift)
+                beta[j] = np.float32(float(beta[j]) * factor)
+                total += beta[j]
+        if total > _ZERO:  # the kernel of the largest exponent keeps its weight: always
+            for j in range(m):
+                beta[j] = beta[j] / total
         for j in range(m):
-            beta[j] = beta[j] / total
             gbeta[j] = _ZERO
     else:
         for j in range(m):

@@ -41,6 +41,7 @@ gap's standard error ("the top two are within noise" otherwise).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -55,7 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kernelne.diagnostics import DegenerateEmbeddingWarning
-from kernelne.errors import InputError
+from kernelne.errors import FIT_ERRORS, InputError, TrainingError, failure_reason
 from kernelne.graph import Graph, load_graph
 from kernelne.validation_scores import (  # noqa: F401 (kernelne.tune's API)
     _gap_se,
@@ -67,6 +68,15 @@ from kernelne.validation_scores import (  # noqa: F401 (kernelne.tune's API)
 
 #: The subsampling thresholds KernelNE's search tries: off, or word2vec's range (log spaced).
 SUBSAMPLE_CHOICES = [0.0, 1e-5, 1e-4, 1e-3]
+
+#: What a trial's fit or its scoring may raise for its setting alone: the trial is recorded
+#: as failed, with its reason, and the search goes on.
+TRIAL_ERRORS = FIT_ERRORS
+
+
+class _TrialFailed(Exception):
+    """Raised from the objective after a trial's failure is recorded: Optuna marks the trial
+    ``FAIL`` (``study.optimize(catch=...)``) and the search goes on."""
 
 
 def _kernelne_space(trial) -> dict[str, Any]:
@@ -222,63 +232,107 @@ class TuneResult:
     ranking: dict[str, Any] = field(default_factory=dict)
     best_se: float | None = None
 
-    def _rows(self) -> tuple[list[str], list[list[Any]]]:
-        """The columns and the rows (one per trial, raw values) of the table and the CSV."""
+    def _rows(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """The columns and the rows (one per trial, raw values, by column) of the table and
+        the CSV. ``state``: ``complete``, ``failed`` (the search's fit or its scoring failed)
+        or ``finalist failed`` (its refit with the full settings failed); ``reason``: why."""
         keys = sorted({k for t in self.trials for k in t["params"]})
         finals = {f["number"]: f for f in self.finals}
-        head = ["trial", "default", self.metric, "se", "splits", "walks", "seconds",
-                "final_" + self.metric, "final_se", "final_splits", "final_walks",
-                "final_seconds", "test_" + self.metric, *keys]
+        m = self.metric
+        head = ["trial", "default", "state", m, "se", "splits", "walks", "seconds",
+                "final_" + m, "final_se", "final_splits", "final_walks", "final_seconds",
+                "test_" + m, "reason", *keys]
         rows = []
         for t in self.trials:
             f = finals.get(t["number"], {})
-            rows.append([t["number"], t.get("default", ""), t["score"], t.get("se"),
-                         t.get("splits"), t.get("walks"), t["seconds"], f.get("score"),
-                         f.get("se"), f.get("splits"), f.get("walks"), f.get("seconds"),
-                         f.get("test_score"), *[t["params"].get(k, "") for k in keys]])
+            state = t.get("state", "complete")
+            if state == "complete" and f.get("state") == "failed":
+                state = "finalist failed"
+            rows.append({
+                "trial": t["number"], "default": t.get("default", ""), "state": state,
+                m: t["score"], "se": t.get("se"), "splits": t.get("splits"),
+                "walks": t.get("walks"), "seconds": t["seconds"], "final_" + m: f.get("score"),
+                "final_se": f.get("se"), "final_splits": f.get("splits"),
+                "final_walks": f.get("walks"), "final_seconds": f.get("seconds"),
+                "test_" + m: f.get("test_score"), "reason": t.get("reason") or f.get("reason"),
+                **{k: t["params"].get(k, "") for k in keys}})
         return head, rows
 
     def table(self) -> str:
         """The trials as an aligned text table, best first: the search's score ± its standard
         error and, for the finalists, the precise score (the one the winner is chosen by) and,
-        with a test part, the test score of the audit."""
+        with a test part, the test score of the audit. A failed trial (last) shows ``failed``
+        for its score and its reason in the last column."""
         head, rows = self._rows()
-        tested = any(r[12] is not None for r in rows)
-        shown = ["trial", "default", self.metric, "± se", "walks", "final", "± se",
-                 "final walks", *(["test"] if tested else []), "seconds", *head[13:]]
-        finals = {f["number"]: f for f in self.finals}
+        m = self.metric
+        tested = any(r["test_" + m] is not None for r in rows)
+        failed = any(r["reason"] for r in rows)
+        keys = head[15:]
+        shown = ["trial", "default", m, "± se", "walks", "final", "± se", "final walks",
+                 *(["test"] if tested else []), "seconds", *keys,
+                 *(["reason"] if failed else [])]
 
         def order(row):
-            final = finals.get(row[0])
-            return (final is None, -(final["score"] if final else row[2]), -row[2])
+            final, score = row["final_" + m], row[m]
+            return (score is None, final is None, -(final if final is not None else score or 0),
+                    -(score or 0))
+
+        def score(value, state):
+            return "failed" if value is None and state else "" if value is None else f"{value:.4f}"
 
         cells = [shown]
         for r in sorted(rows, key=order):
-            seconds = r[6] + (r[11] or 0.0)  # the search's fit and the finalist's refit
-            cells.append([str(r[0]), r[1] or "", f"{r[2]:.4f}", _fmt_se(r[3]),
-                          "" if r[5] is None else str(r[5]),
-                          "" if r[7] is None else f"{r[7]:.4f}", _fmt_se(r[8]),
-                          "" if r[10] is None else str(r[10]),
-                          *(["" if r[12] is None else _fmt(r[12])] if tested else []),
-                          f"{seconds:.1f}",
-                          *[_fmt(v) for v in r[13:]]])
+            seconds = r["seconds"] + (r["final_seconds"] or 0.0)  # the search's and the refit
+            final_failed = "failed" if r["state"] == "finalist failed" else ""
+            cells.append([str(r["trial"]), r["default"] or "",
+                          score(r[m], r["state"] == "failed"), _fmt_se(r["se"]),
+                          "" if r["walks"] is None else str(r["walks"]),
+                          score(r["final_" + m], final_failed), _fmt_se(r["final_se"]),
+                          "" if r["final_walks"] is None else str(r["final_walks"]),
+                          *(["" if r["test_" + m] is None else _fmt(r["test_" + m])]
+                            if tested else []),
+                          f"{seconds:.1f}", *[_fmt(r[k]) for k in keys],
+                          *([r["reason"] or ""] if failed else [])])
         widths = [max(len(r[i]) for r in cells) for i in range(len(shown))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                          for r in cells)
 
+    def failures(self) -> list[dict[str, Any]]:
+        """Every failed fit: ``trial``, ``default`` (its name, or None), ``stage``
+        (``search``, ``finalist`` or ``refit``), ``params`` and ``reason``."""
+        finals = {f["number"]: f for f in self.finals}
+        out = []
+        for t in self.trials:
+            f = finals.get(t["number"], {})
+            reason = t.get("reason") or f.get("reason")
+            if not reason:
+                continue
+            stage = ("search" if t.get("reason") else
+                     "refit" if reason.startswith("refit on the whole graph") else "finalist")
+            out.append({"trial": t["number"], "default": t.get("default") or None,
+                        "stage": stage, "params": t["params"], "reason": reason})
+        return out
+
     def summary(self) -> str:
         """Lines saying how sure the choice is: the winner's precise score ± its standard
-        error, the runner-up's, whether the gap exceeds the noise, and the best default's."""
-        rk = self.ranking
-        if not rk:
-            return f"best        {self.metric} {self.best_score:.4f}"
+        error, the runner-up's, whether the gap exceeds the noise, and the best default's;
+        then one line per failed fit, with its reason."""
         names = {t["number"]: t.get("default") for t in self.trials}
 
         def who(number: int) -> str:
             name = names.get(number)
             return f"trial {number}" + (f" (default {name})" if name else "")
 
-        m = self.metric
+        lines = self._ranking_lines(who) if self.ranking else [
+            f"best        {self.metric} {self.best_score:.4f}"]
+        for f in self.failures():
+            stage = {"search": "", "finalist": " as a finalist", "refit": ""}[f["stage"]]
+            lines.append(f"failed      {who(f['trial'])}{stage}: {f['reason']}")
+        return "\n".join(lines)
+
+    def _ranking_lines(self, who: Callable[[int], str]) -> list[str]:
+        rk, m = self.ranking, self.metric
+        names = {t["number"]: t.get("default") for t in self.trials}
         lines = [f"winner      {who(rk['winner'])}: {m} {rk['score']:.4f} "
                  f"± {_fmt_se(rk['se'])} (standard error, {rk['splits']} validation "
                  f"split{'s' if rk['splits'] != 1 else ''}; {rk['finalists']} finalists)"]
@@ -303,14 +357,12 @@ class TuneResult:
             best = max(tests, key=tests.get)
             parts = [f"the winner {tests[rk['winner']]:.4f}"]
             if default is not None:
-                parts.append(f"the best default {names[default]} {tests[default]:.4f}"
-                             + (", the best finalist" if best == default else ""))
-            if best != default:
-                parts.append(f"the best of the {len(tests)} finalists, {who(best)}, "
-                             f"{tests[best]:.4f}")
+                parts.append(f"the best default {names[default]} {tests[default]:.4f}")
+            parts.append(f"the best of the {len(tests)} finalists {who(best)} "
+                         f"{tests[best]:.4f}")
             lines.append("audit       test " + m + ": " + "; ".join(parts)
                          + " (each finalist's refit, read after the choice)")
-        return "\n".join(lines)
+        return lines
 
     def write_report(self, folder: str | Path, labels: Any = None) -> None:
         """``trials.csv``, ``best.json``, ``trials.png`` and, with ``labels``, ``map.png`` (a
@@ -324,12 +376,14 @@ class TuneResult:
             w = csv.writer(fh)
             w.writerow(head)
             for row in rows:
-                w.writerow(["" if v is None else v for v in row])
+                w.writerow(["" if row[k] is None else row[k] for k in head])
         (folder / "best.json").write_text(json.dumps({
-            "method": self.method, "best_params": self.best_params, "fixed": self.fixed,
+            "method": self.method, "best_trial": self.ranking.get("winner"),
+            "best_params": self.best_params, "fixed": self.fixed,
             "validation_" + self.metric: self.best_score, "validation_se": self.best_se,
             "validation": self.validation, "ranking": self.ranking,
-            "test_score": self.test_score}, indent=2) + "\n", encoding="utf-8")
+            "test_score": self.test_score, "trials": len(self.trials),
+            "failed": self.failures()}, indent=2) + "\n", encoding="utf-8")
         plot_trials(self, folder / "trials.png")
         if labels is not None:
             from kernelne.plot import plot_embedding
@@ -360,30 +414,32 @@ def _fmt(v: Any) -> str:
 
 
 def plot_trials(result: TuneResult, path: str | Path) -> None:
-    """Optimisation history and score against each numeric parameter."""
+    """Optimisation history and score against each numeric parameter (the trials with a
+    score: a failed one has none)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    trials = result.trials
+    trials = [t for t in result.trials if t.get("score") is not None]
     numeric = sorted({k for t in trials for k, v in t["params"].items()
                       if isinstance(v, (int, float)) and not isinstance(v, bool)})
     fig, axes = plt.subplots(1, 1 + len(numeric), figsize=(4.2 * (1 + len(numeric)), 3.6),
                              squeeze=False)
     ax = axes[0, 0]
     scores = [t["score"] for t in trials]
+    numbers = [t["number"] for t in trials]  # from 1, as in the table
     ses = [t.get("se") or 0.0 for t in trials]
-    ax.errorbar(range(len(scores)), scores, yerr=ses, fmt="o", ms=4, label="trial (± se)")
-    ax.plot(range(len(scores)), np.maximum.accumulate(scores), "-", label="best so far")
+    ax.errorbar(numbers, scores, yerr=ses, fmt="o", ms=4, label="trial (± se)")
+    ax.plot(numbers, np.maximum.accumulate(scores), "-", label="best so far")
     defaults = [i for i, t in enumerate(trials) if t.get("default")]
     if defaults:
-        ax.plot(defaults, [scores[i] for i in defaults], "s", mfc="none", ms=9, color="C2",
-                label="default")
-    index = {t["number"]: i for i, t in enumerate(trials)}
-    finals = [f for f in result.finals if f["number"] in index and f.get("seconds")]
+        ax.plot([numbers[i] for i in defaults], [scores[i] for i in defaults], "s", mfc="none",
+                ms=9, color="C2", label="default")
+    finals = [f for f in result.finals if f["number"] in set(numbers) and f.get("seconds")
+              and f.get("score") is not None]
     if finals:  # re-scored finalists: their precise score beside their search score
-        ax.errorbar([index[f["number"]] for f in finals], [f["score"] for f in finals],
+        ax.errorbar([f["number"] for f in finals], [f["score"] for f in finals],
                     yerr=[f.get("se") or 0.0 for f in finals], fmt="D", ms=5, color="C3",
                     label="finalist, re-scored")
     ax.set_xlabel("trial")
@@ -608,7 +664,20 @@ def tune(
     InputError
         An unknown method, a setting out of range, test nodes or a holdout without labels,
         or labels that cannot be validated on (nodes not in the graph, too few labelled
-        training nodes, a single label).
+        training nodes, a single label); or every trial failed on a setting the method
+        refuses.
+    TrainingError
+        Every trial (or every finalist) failed; the message names each setting and its
+        reason.
+
+    Notes
+    -----
+    Trials are numbered from 1 (``trials[i]["number"]``, the ranking, the table). A fit that
+    raises one of :data:`~kernelne.errors.FIT_ERRORS` (diverged rows, a refused combination,
+    out of memory) is a failed trial: Optuna records it as ``FAIL``, the trial keeps
+    ``state="failed"`` and its ``reason``, and the search goes on; a finalist whose refit
+    fails is left out of the choice the same way, and a winner whose refit on the whole graph
+    fails gives way to the next best.
 
     Examples
     --------
@@ -695,7 +764,7 @@ def tune(
         return make_estimator(method, {**base, **params}).get_params().get("walks_per_node")
 
     records: list[dict[str, Any]] = []
-    names: dict[int, str] = {}
+    names: dict[int, str] = {}  # trial number (from 1) -> default name
     # the best model fitted with the full settings on the whole graph (classification): the
     # winner's, so that it need not be refitted
     kept: dict[str, Any] = {"score": -np.inf, "number": None, "model": None}
@@ -706,31 +775,46 @@ def tune(
             kept.update(score=score, number=number, model=model)
 
     def objective(trial) -> float:
+        number = trial.number + 1  # trials are numbered from 1 everywhere they are shown
         params = search_space(method, trial, fixed)
         which = trial.user_attrs.get("default")
         if which is not None:
             params.update(defaults[which][1])
-            names[trial.number] = default_name(candidates[which])
+            names[number] = default_name(candidates[which])
+        record: dict[str, Any] = {"number": number, "default": names.get(number, ""),
+                                  "params": params, "state": "complete"}
+        records.append(record)
         t0 = time.perf_counter()
-        model = fit(params, search_fixed)
-        got = validate(model, search_repeats)
-        records.append({"number": trial.number, "default": names.get(trial.number, ""),
-                        "params": params, **got, "walks": walks(params, search_fixed),
-                        "seconds": time.perf_counter() - t0})
+        try:
+            model = fit(params, search_fixed)
+            got = validate(model, search_repeats)
+            tested = None if staged else test(model)
+        except TRIAL_ERRORS as exc:
+            record.update(state="failed", reason=failure_reason(exc),
+                          input_error=_is_input(exc), score=None, se=None,
+                          splits=None, values=[], walks=walks(params, search_fixed),
+                          seconds=time.perf_counter() - t0)
+            if progress:
+                _progress_failed(f"trial {number}/{total}", names.get(number), params,
+                                 record["reason"])
+            raise _TrialFailed(record["reason"]) from None
+        record.update(**got, walks=walks(params, search_fixed),
+                      seconds=time.perf_counter() - t0)
         if not staged:
-            keep(trial.number, got["score"], model)
-            records[-1]["test_score"] = test(model)
+            keep(number, got["score"], model)
+            record["test_score"] = tested
         del model
         if progress:
-            best = max(r["score"] for r in records)
-            tag = f" (default {names[trial.number]})" if trial.number in names else ""
-            print(f"kernelne tune: trial {trial.number + 1}/{total}{tag}  {metric} "
+            best = max(r["score"] for r in records if r["state"] == "complete")
+            tag = f" (default {names[number]})" if number in names else ""
+            print(f"kernelne tune: trial {number}/{total}{tag}  {metric} "
                   f"{got['score']:.4f} ± {_fmt_se(got['se'])}  (best {best:.4f})  "
                   f"{json.dumps(params)}", file=sys.stderr, flush=True)
         return got["score"]
 
-    # A failed or interrupted trial is re-raised to the caller, who reports it: Optuna's own
-    # "Trial failed" warning and traceback would only repeat it.
+    # A failed fit is recorded (Optuna's state FAIL) and the search goes on; an interrupted
+    # trial is re-raised to the caller, who reports it: Optuna's own "Trial failed" warning
+    # and traceback would only repeat either.
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     try:
@@ -748,35 +832,77 @@ def tune(
     finally:
         optuna.logging.set_verbosity(verbosity)
 
+    done = [r for r in records if r["state"] == "complete"]
+    if not done:
+        raise _every_fit_failed("trial", records, names, records)
     if staged:
-        finals = _rescore_finalists(records, names, finalists, final_repeats, fit, validate,
+        finals = _rescore_finalists(done, names, finalists, final_repeats, fit, validate,
                                     walks, fixed, keep, test, metric, progress)
     else:
         finals = [{"number": r["number"], "score": r["score"], "se": r["se"],
                    "splits": r["splits"], "values": r["values"], "walks": r["walks"],
-                   "seconds": 0.0, "test_score": r["test_score"]} for r in records]
-    win = max(finals, key=lambda f: f["score"])  # the first best: ties go to the defaults
-    best = next(r for r in records if r["number"] == win["number"])
-    if kept["number"] == win["number"]:
-        model = kept["model"]  # fitted with the full settings on the whole graph already
-    else:
+                   "seconds": 0.0, "test_score": r["test_score"]} for r in done]
+    while True:
+        scored = [f for f in finals if f.get("state") != "failed"]
+        if not scored:
+            raise _every_fit_failed("finalist", finals, names, records)
+        win = max(scored, key=lambda f: f["score"])  # the first best: ties go to the defaults
+        best = next(r for r in records if r["number"] == win["number"])
+        if kept["number"] == win["number"]:
+            model = kept["model"]  # fitted with the full settings on the whole graph already
+            break
         if progress:
             print("kernelne tune: refitting the best settings on the whole graph",
                   file=sys.stderr, flush=True)
-        model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
+        try:
+            model = make_estimator(method, {**fixed, **best["params"]}).fit(g)
+            break
+        except TRIAL_ERRORS as exc:  # the next best finalist is refitted instead
+            win.update(state="failed", input_error=_is_input(exc),
+                       reason="refit on the whole graph: " + failure_reason(exc))
+            if progress:
+                _progress_failed(f"refit of trial {win['number']}", names.get(win["number"]),
+                                 best["params"], win["reason"])
     kept.clear()
     test_score = win["test_score"]  # taken on the winner's finalist fit, which is the model
     return TuneResult(method, best["params"], win["score"], metric, records, model,
                       validation, test_score, time.perf_counter() - start, fixed,
-                      finals=finals, ranking=rank_finalists(finals, names), best_se=win["se"])
+                      finals=finals, ranking=rank_finalists(scored, names), best_se=win["se"])
+
+
+def _progress_failed(what: str, name: str | None, params: dict[str, Any], reason: str) -> None:
+    tag = f" (default {name})" if name else ""
+    print(f"kernelne tune: {what}{tag}  failed: {reason}  {json.dumps(params)}",
+          file=sys.stderr, flush=True)
+
+
+def _setting(number: int, names: dict[int, str], params: dict[str, Any] | None) -> str:
+    """A trial's setting in a message: its default's name, else its parameters."""
+    name = names.get(number)
+    return f"trial {number} ({name if name else json.dumps(params)})"
+
+
+def _every_fit_failed(stage: str, failed: list[dict[str, Any]], names: dict[int, str],
+                      records: list[dict[str, Any]]) -> Exception:
+    """The error when every trial (or finalist) failed, naming each setting (``records``:
+    the trials, for their parameters) and its reason: :class:`InputError` if every reason is
+    a setting the method refuses, else :class:`TrainingError`."""
+    params = {r["number"]: r["params"] for r in records}
+    parts = [f"{_setting(r['number'], names, params[r['number']])}: {r['reason']}"
+             for r in failed]
+    text = f"every {stage} failed: " + "; ".join(parts)
+    if all(r.get("input_error") for r in failed):
+        return InputError(text)
+    return TrainingError(text)
 
 
 def _optimize(study, objective, **kwargs) -> None:
     """``study.optimize``, with a Ctrl-C that lands while Optuna records a finished trial
     raised as the :class:`KeyboardInterrupt` it is: Optuna (5.0) then fails in its own
-    ``finally`` clause with an ``UnboundLocalError`` (``updated_state``) instead."""
+    ``finally`` clause with an ``UnboundLocalError`` (``updated_state``) instead. A failed
+    trial (:class:`_TrialFailed`) is recorded as ``FAIL`` and the search goes on."""
     try:
-        study.optimize(objective, catch=(), **kwargs)
+        study.optimize(objective, catch=(_TrialFailed,), **kwargs)
     except UnboundLocalError as exc:
         if isinstance(exc.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None
@@ -787,7 +913,8 @@ def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, 
                        keep, test, metric, progress) -> list[dict[str, Any]]:
     """Refit the ``finalists`` best trials and every default with the full settings
     (``fixed``) and score each on ``final_repeats`` validation splits, in trial order (and,
-    with a test part, on it: ``test``, for the audit)."""
+    with a test part, on it: ``test``, for the audit). ``records``: the completed trials. A
+    finalist whose refit fails is kept with ``state`` ``"failed"`` and its ``reason``."""
     top = sorted(records, key=lambda r: -r["score"])[:int(finalists)]
     chosen = {r["number"] for r in top} | set(names)
     pool = [r for r in records if r["number"] in chosen]
@@ -798,18 +925,36 @@ def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, 
     finals = []
     for i, r in enumerate(pool):
         t0 = time.perf_counter()
-        model = fit(r["params"], fixed)
-        got = validate(model, final_repeats)
+        what = f"finalist {i + 1}/{len(pool)}: trial {r['number']}"
+        try:
+            model = fit(r["params"], fixed)
+            got = validate(model, final_repeats)
+            tested = test(model)
+        except TRIAL_ERRORS as exc:
+            finals.append({"number": r["number"], "state": "failed",
+                           "reason": failure_reason(exc), "input_error": _is_input(exc),
+                           "score": None, "se": None, "splits": None, "values": [],
+                           "walks": walks(r["params"], fixed), "test_score": None,
+                           "seconds": time.perf_counter() - t0})
+            if progress:
+                _progress_failed(what, names.get(r["number"]), r["params"],
+                                 finals[-1]["reason"])
+            continue
         finals.append({"number": r["number"], **got, "walks": walks(r["params"], fixed),
-                       "seconds": time.perf_counter() - t0, "test_score": test(model)})
+                       "seconds": time.perf_counter() - t0, "test_score": tested})
         keep(r["number"], got["score"], model)
         del model
         if progress:
             tag = f" (default {names[r['number']]})" if r["number"] in names else ""
-            print(f"kernelne tune: finalist {i + 1}/{len(pool)}: trial {r['number']}{tag}  "
-                  f"{metric} {got['score']:.4f} ± {_fmt_se(got['se'])}  (search "
-                  f"{r['score']:.4f})", file=sys.stderr, flush=True)
+            print(f"kernelne tune: {what}{tag}  {metric} {got['score']:.4f} ± "
+                  f"{_fmt_se(got['se'])}  (search {r['score']:.4f})", file=sys.stderr,
+                  flush=True)
     return finals
+
+
+def _is_input(exc: BaseException) -> bool:
+    """Whether a fit's failure is a setting the method refuses (not a training failure)."""
+    return isinstance(exc, ValueError) and not isinstance(exc, ArithmeticError)
 
 
 def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray) -> float:
@@ -897,22 +1042,31 @@ def parse_fixed(method: str, items: Sequence[str]) -> dict[str, Any]:
             if isinstance(default, float) and isinstance(value, int) \
                     and not isinstance(value, bool):
                 value = float(value)
+        if name in fixed and fixed[name] != value:
+            raise InputError(f"--fix {name} given twice ({json.dumps(fixed[name])}, then "
+                             f"{json.dumps(value)}): give it once")
         fixed[name] = value
     return fixed
 
 
 def cmd_tune(args) -> int:
     """``kernelne tune``: search, refit, write the embedding and the report."""
+    from kernelne.embedding_io import check_embedding_output
     from kernelne.graph import iter_records
     from kernelne.outputs import check_output_path
 
     inputs = [args.graph, args.labels, args.test_nodes]
-    check_output_path(args.output, inputs)
-    if args.report:
-        check_output_path(args.report, inputs, folder=True)
-        if os.path.realpath(args.report) == os.path.realpath(args.output):
-            raise InputError("--report is the embedding output (-o): choose another folder",
-                             args.report)
+    check_embedding_output(args.output, inputs)
+    report = args.report_dir
+    if report:
+        check_output_path(report, inputs, folder=True)
+        if os.path.realpath(report) == os.path.realpath(args.output):
+            raise InputError("--report-dir is the embedding output (-o): choose another "
+                             "folder", report)
+    if getattr(args, "finalists_given", False) and args.search_walks is None:
+        raise InputError("--finalists only matters with --search-walks (without it every "
+                         "trial is scored with the full settings): give --search-walks, or "
+                         "leave out --finalists")
     test_nodes = None
     if args.test_nodes:
         test_nodes = [x for _, fields in iter_records(args.test_nodes) for x in fields]
@@ -929,52 +1083,83 @@ def cmd_tune(args) -> int:
                   holdout=args.holdout, search_walks=args.search_walks,
                   finalists=args.finalists, final_repeats=args.final_repeats, fixed=fixed,
                   progress=not args.quiet)
-    write_outputs(result, args.output, args.report, args.labels)
+    try:
+        write_outputs(result, args.output, report, args.labels)
+    except OSError as exc:  # e.g. a full disk: write_outputs leaves nothing behind
+        where = exc.filename or report or args.output
+        raise InputError(f"cannot write the outputs: {exc.strerror or exc}", where) from None
     print(result.table())
     print(f"validation  {result.validation}")
-    print(f"best        {json.dumps(result.best_params)}  {result.metric} "
+    print(f"best        trial {result.ranking.get('winner', '-')}  "
+          f"{json.dumps(result.best_params)}  {result.metric} "
           f"{result.best_score:.4f} ± {_fmt_se(result.best_se)}")
     print(result.summary())
     if result.test_score is not None:
         print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes "
               "(read only after the search)")
     print(f"time        {result.seconds:.1f} s")
-    print(f"wrote       {args.output}" + (f", {args.report}/" if args.report else ""))
+    print(f"wrote       {args.output}" + (f", {report}/" if report else ""))
     return 0
+
+
+#: ``--finalists``' value when it is not given (it matters with ``--search-walks`` only)
+DEFAULT_FINALISTS = 3
+
+
+class _Given(argparse.Action):
+    """Store the value and note that the option was given (``finalists_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
 
 
 def register(sub) -> None:
     """Add ``kernelne tune`` to the CLI."""
-    p = sub.add_parser(
-        "tune", help="choose a method's settings on validation data, then refit",
+    from kernelne.cli_grammar import add_command, add_deprecated_alias, seed_value
+
+    p = add_command(
+        sub, "tune", help="choose a method's settings on validation data, then refit",
         description="Search a method's settings with Optuna on validation data cut from the "
         "training data only (labelled non-test nodes, or held-out links when there are no "
-        "labels), refit the best on the whole graph and write its embedding.")
+        "labels), refit the best on the whole graph and write its embedding. A trial whose "
+        "fit fails (diverged, out of memory, a refused combination) is recorded as failed "
+        "with its reason and the search goes on.",
+        example=["kernelne tune graph.edges --labels graph.labels --holdout 0.3 "
+                 "--search-walks 10 -o best.npy --report-dir tune-report",
+                 "kernelne tune split/residual.edges --fix loss=squared --trials 30 "
+                 "-o best.txt"])
     p.add_argument("graph", help="graph file (the training graph, e.g. a split's residual)")
-    p.add_argument("-o", "--output", required=True, help="embedding of the refitted winner")
+    p.add_argument("-o", "--output", required=True,
+                   help="embedding of the refitted winner (.npy, or word2vec text)")
     p.add_argument("--labels", default=None, help="node labels: validate by classification")
     p.add_argument("--test-nodes", default=None,
                    help="file of test node ids (whitespace separated): never read")
     p.add_argument("--holdout", type=float, default=None,
                    help="hold out this fraction of labelled nodes as the test part instead")
-    p.add_argument("--method", default="kernelne", choices=sorted(SEARCH_SPACES))
-    p.add_argument("--trials", type=int, default=20, help="number of trials (default 20)")
+    p.add_argument("--method", default="kernelne", choices=sorted(SEARCH_SPACES),
+                   help="the embedding method whose settings are searched")
+    p.add_argument("--trials", type=int, default=20, help="number of trials")
     p.add_argument("--timeout", type=float, default=None, help="stop searching after S s")
     p.add_argument("--search-walks", type=int, default=None,
-                   help="walks per node during the search only (default: the method's); "
-                   "the finalists are then re-scored with the full count")
-    p.add_argument("--finalists", type=int, default=3,
-                   help="with --search-walks: re-score this many best trials, and every "
-                   "default, with the full settings before choosing (default 3)")
+                   help="walks per node during the search only, instead of the method's "
+                   "own; the finalists are then re-scored with the full count")
+    p.add_argument("--finalists", type=int, default=DEFAULT_FINALISTS, action=_Given,
+                   help="with --search-walks only: re-score this many best trials, and every "
+                   "default, with the full settings before choosing")
     p.add_argument("--final-repeats", type=int, default=10,
-                   help="validation splits of a precise score (labels only; default 10)")
+                   help="validation splits of a precise score (labels only)")
     p.add_argument("--fix", action="append", default=None, metavar="NAME=VALUE",
                    help="hold a parameter of the method at VALUE in every fit, searched or "
-                   "not (repeatable; e.g. --fix loss=squared --fix window_shrink=false); "
-                   "the defaults that set it otherwise are then not tried")
+                   "not (repeatable, once per parameter; e.g. --fix loss=squared --fix "
+                   "window_shrink=false); the defaults that set it otherwise are then not "
+                   "tried")
     p.add_argument("--dim", type=int, default=None, help="embedding dimension (all fits)")
     p.add_argument("--workers", type=int, default=None, help="threads per fit")
-    p.add_argument("--seed", type=int, default=0, help="seed of splits, sampler and fits")
-    p.add_argument("--report", default=None, help="folder for trials.csv, best.json, trials.png")
+    p.add_argument("--seed", type=seed_value, default=0,
+                   help="seed of splits, sampler and fits")
+    p.add_argument("--report-dir", default=None, metavar="DIR",
+                   help="folder for trials.csv, best.json, trials.png (and map.png)")
+    add_deprecated_alias(p, "--report", "--report-dir", "report_dir")
     p.add_argument("--quiet", action="store_true", help="no per-trial progress lines")
     p.set_defaults(func=cmd_tune)

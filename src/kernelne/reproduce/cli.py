@@ -76,6 +76,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     done = len({r["score_key"] for r in records})
     print(f"{done} of {n_evals} evaluations done ({invocation['wall_seconds']:.0f} s); "
           f"report: {path}")
+    if stats.failures:
+        first = stats.failures[0]
+        print(f"kernelne: warning: {len(stats.failures)} job(s) failed and were left out "
+              f"(listed in run.log and {path.name}); the first: {first['kind']} "
+              f"{first['what']}: {first['reason']}", file=sys.stderr)
     return 0
 
 

@@ -465,6 +465,12 @@ def results_markdown(
     if timings:
         parts += ["## Timings\n", "Embedding fit time per network and method, in seconds "
                   "(evaluation times are in scores.csv):\n", timings]
+    failures = runs[-1].get("failures", []) if runs else []
+    if failures:
+        parts += ["## Failed jobs\n", "These jobs of the last run failed: their cells are "
+                  "missing from the tables (the next run retries them).\n",
+                  *[f"- {f['kind']} `{f['key']}` {f['what']}: {f['reason']}"
+                    for f in failures], ""]
     parts += ["## Agreement with the paper\n", agreement_text(gaps(summary))]
     return "\n".join(parts)
 

@@ -12,7 +12,7 @@ import contextlib
 import json
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
 from kernelne.datasets import Dataset, load_dataset, load_single_labels
-from kernelne.errors import InputError
+from kernelne.errors import FIT_ERRORS, InputError, failure_reason
 from kernelne.evaluation.classification import default_classifier, score_split_rules
 from kernelne.evaluation.heuristics import evaluate_heuristics
 from kernelne.evaluation.linkpred import evaluate_link_prediction
@@ -76,6 +76,24 @@ def embed_job(
         extra = {"kernels": [str(k) for k in model.kernels_], "beta": model.beta_.tolist(),
                  "beta_history": model.beta_history_.tolist()}
     return job.key, model.embedding_, time.perf_counter() - start, extra
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A job that raised one of :data:`~kernelne.errors.FIT_ERRORS`: its key and why."""
+
+    key: str
+    reason: str
+
+
+def guarded(job_function, key: str, *args) -> Any:
+    """``job_function(*args)``, or :class:`Failed` if it raises one of
+    :data:`~kernelne.errors.FIT_ERRORS` (a diverged fit, an impossible setting, out of
+    memory): one failed cell of the grid is recorded, and the run goes on."""
+    try:
+        return job_function(*args)
+    except FIT_ERRORS as exc:
+        return Failed(key, failure_reason(exc))
 
 
 def classify_job(
@@ -167,10 +185,25 @@ class Data:
 
 @dataclass
 class RunStats:
+    """What a run did (written to ``run.json``): jobs run, found cached, failed; ``failures``
+    holds one record per failed job (``kind``, ``key``, what it was, ``reason``)."""
+
     embeddings_run: int = 0
     evaluations_run: int = 0
     embeddings_cached: int = 0
     evaluations_cached: int = 0
+    embeddings_failed: int = 0
+    evaluations_failed: int = 0
+    failures: list[dict] = field(default_factory=list)
+
+    def failed(self, kind: str, key: str, what: str, reason: str, log) -> None:
+        """Record a failed job and log it."""
+        self.failures.append({"kind": kind, "key": key, "what": what, "reason": reason})
+        if kind == "embedding":
+            self.embeddings_failed += 1
+        else:
+            self.evaluations_failed += 1
+        log(f"{kind} {key} {what}: FAILED: {reason}")
 
 
 @contextlib.contextmanager
@@ -216,9 +249,15 @@ def execute(
             if not cache.has_embedding(j.key) and not (j.split and j.split.key in impossible)]
     stats.embeddings_cached = len(grid.embeddings) - len(todo)
     by_key = {j.key: j for j in todo}
-    tasks = (delayed(embed_job)(j, data.graph(j), workers) for j in todo)
-    for key, vectors, seconds, extra in _stream(tasks, -1 if dask else 1, len(todo),
-                                                "embeddings", progress):
+    tasks = (delayed(guarded)(embed_job, j.key, j, data.graph(j), workers) for j in todo)
+    failed: set[str] = set()
+    for result in _stream(tasks, -1 if dask else 1, len(todo), "embeddings", progress):
+        if isinstance(result, Failed):  # its evaluations are skipped; a new run retries it
+            job = by_key[result.key]
+            failed.add(result.key)
+            stats.failed("embedding", result.key, _describe(job), result.reason, log)
+            continue
+        key, vectors, seconds, extra = result
         job = by_key[key]
         cache.save_embedding(key, vectors, {
             "dataset": job.dataset, "method": job.method, "model": job.model,
@@ -226,19 +265,25 @@ def execute(
             "split": job.split and job.split.key, "seconds": seconds, **extra,
         })
         stats.embeddings_run += 1
-        log(f"embedding {key} {job.dataset}{' (residual)' if job.split else ''} "
-            f"{job.method} {json.dumps(changed_params(job))} seed={job.seed}: "
-            f"{seconds:.1f} s")
+        log(f"embedding {key} {_describe(job)}: {seconds:.1f} s")
 
     pending: dict[str, EvalJob] = {}
     for job in grid.evaluations:
         if job.embed.split and job.embed.split.key in impossible:
             continue
+        if job.embed.key in failed:
+            continue
         if job.key not in pending and cache.scores(job.key) is None:
             pending[job.key] = job
     stats.evaluations_cached = len({j.key for j in grid.evaluations}) - len(pending)
-    for key, record in _stream(_eval_tasks(pending.values(), data, cache),
-                               -1 if dask else jobs, len(pending), "evaluations", progress):
+    for result in _stream(_eval_tasks(pending.values(), data, cache),
+                          -1 if dask else jobs, len(pending), "evaluations", progress):
+        if isinstance(result, Failed):
+            job = pending[result.key]
+            stats.failed("evaluation", result.key, f"{job.embed.dataset} {job.embed.method} "
+                         f"{job.task} {job.setting}", result.reason, log)
+            continue
+        key, record = result
         cache.save_scores(key, record)
         stats.evaluations_run += 1
         job = pending[key]
@@ -249,14 +294,27 @@ def execute(
     return stats
 
 
+def _describe(job: EmbedJob) -> str:
+    """An embedding job in the log: dataset, method, the settings off their defaults, seed."""
+    return (f"{job.dataset}{' (residual)' if job.split else ''} {job.method} "
+            f"{json.dumps(changed_params(job))} seed={job.seed}")
+
+
 def _run_heuristics(grid: Grid, data: Data, cache: Cache, impossible: set[str], *, jobs: int,
                     progress: bool, log, stats: RunStats) -> None:
     """Score the grid's heuristic jobs not cached yet (skipping impossible splits)."""
     todo = {j.key: j for j in grid.heuristics
             if j.split.key not in impossible and cache.scores(j.key) is None}
     stats.evaluations_cached += len(grid.heuristics) - len(todo)
-    tasks = (delayed(heuristic_job)(j.key, data.split(j.split), j.name) for j in todo.values())
-    for key, record in _stream(tasks, jobs, len(todo), "heuristics", progress):
+    tasks = (delayed(guarded)(heuristic_job, j.key, j.key, data.split(j.split), j.name)
+             for j in todo.values())
+    for result in _stream(tasks, jobs, len(todo), "heuristics", progress):
+        if isinstance(result, Failed):
+            job = todo[result.key]
+            stats.failed("heuristic", result.key, f"{job.split.dataset} {job.name}",
+                         result.reason, log)
+            continue
+        key, record = result
         cache.save_scores(key, record)
         stats.evaluations_run += 1
         job = todo[key]
@@ -285,10 +343,11 @@ def _eval_tasks(jobs: Iterable[EvalJob], data: Data, cache: Cache) -> Iterator:
         vectors = cache.load_embedding(job.embed.key)
         if job.task == "classification":
             X, Y = data.classification_data(job.embed.dataset, vectors, job.single_label)
-            yield delayed(classify_job)(job.key, X, Y, float(job.setting), job.seed, job.repeats)
+            yield delayed(guarded)(classify_job, job.key, job.key, X, Y, float(job.setting),
+                                   job.seed, job.repeats)
         else:
             split = data.split(job.embed.split)
-            yield delayed(linkpred_job)(job.key, vectors, split, job.setting)
+            yield delayed(guarded)(linkpred_job, job.key, job.key, vectors, split, job.setting)
 
 
 def collect_records(grid: Grid, cache: Cache) -> list[dict]:
