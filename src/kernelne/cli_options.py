@@ -8,6 +8,7 @@ import argparse
 import math
 import sys
 
+from kernelne.cli_grammar import seed_value
 from kernelne.memory import peak_memory_mb
 
 
@@ -17,25 +18,32 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel", default="gauss", choices=["gauss", "schoenberg", "sch", "linear",
                    "multi"], help="kernel (linear = the 'NE' ablation; multi = learned mix)")
     g.add_argument("--sigma", type=float, default=math.sqrt(2.0),
-                   help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) (default sqrt 2)")
-    g.add_argument("--alpha", type=float, default=1.0, help="Schoenberg alpha (default 1)")
-    g.add_argument("--kernels", default=None,
+                   metavar="SIGMA", help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) "
+                   "(default: sqrt 2 = %(default).4f)")
+    g.add_argument("--alpha", type=float, default=1.0, metavar="ALPHA", help="Schoenberg alpha")
+    g.add_argument("--kernels", default=None, metavar="LIST",
                    help="dictionary for --kernel multi, e.g. gauss:1,gauss:2,sch:1")
-    g.add_argument("--dim", type=int, default=128, help="embedding dimension d (default 128)")
-    g.add_argument("--walks-per-node", type=int, default=80, help="walks per node (default 80)")
-    g.add_argument("--walk-length", type=int, default=10, help="walk length (default 10)")
-    g.add_argument("--window", type=int, default=10, help="context window gamma (default 10)")
-    g.add_argument("--negatives", type=int, default=5, help="negative samples k (default 5)")
-    g.add_argument("--lr", type=float, default=0.025, help="initial learning rate (0.025)")
-    g.add_argument("--min-lr", type=float, default=1e-4, help="learning-rate floor (1e-4)")
-    g.add_argument("--reg", type=float, default=0.01, help="L2 penalty lambda (default 0.01)")
-    g.add_argument("--beta-reg", type=float, default=0.01,
-                   help="L2 penalty on kernel weights, --kernel multi (default 0.01)")
-    g.add_argument("-p", "--p", type=float, default=1.0, help="node2vec return parameter p")
-    g.add_argument("-q", "--q", type=float, default=1.0, help="node2vec in-out parameter q")
-    g.add_argument("--epochs", type=int, default=1, help="passes over the walks (default 1)")
-    g.add_argument("--workers", type=int, default=None, help="threads (default: all cores)")
-    g.add_argument("--seed", type=int, default=None, help="random seed (1 worker: exact)")
+    g.add_argument("--dim", type=int, default=128, metavar="D", help="embedding dimension d")
+    g.add_argument("--walks-per-node", type=int, default=80, metavar="N", help="walks per node")
+    g.add_argument("--walk-length", type=int, default=10, metavar="L", help="walk length")
+    g.add_argument("--window", type=int, default=10, metavar="W", help="context window gamma")
+    g.add_argument("--negatives", type=int, default=5, metavar="K", help="negative samples k")
+    g.add_argument("--lr", type=float, default=0.025, metavar="LR",
+                   help="initial learning rate")
+    g.add_argument("--min-lr", type=float, default=1e-4, metavar="LR",
+                   help="learning-rate floor")
+    g.add_argument("--reg", type=float, default=0.01, metavar="LAMBDA", help="L2 penalty lambda")
+    g.add_argument("--beta-reg", type=float, default=0.01, metavar="LAMBDA",
+                   help="L2 penalty on kernel weights, --kernel multi")
+    g.add_argument("-p", "--p", type=float, default=1.0, metavar="P",
+                   help="node2vec return parameter p")
+    g.add_argument("-q", "--q", type=float, default=1.0, metavar="Q",
+                   help="node2vec in-out parameter q")
+    g.add_argument("--epochs", type=int, default=1, metavar="N", help="passes over the walks")
+    g.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="threads (default: all cores)")
+    g.add_argument("--seed", type=seed_value, default=None, metavar="N",
+                   help="random seed (1 worker: exact)")
     g.add_argument("--paper", action="store_true",
                    help="the paper's exact algorithm: no robust restart with a narrower kernel "
                    "when the rows collapse (docs/COLLAPSE.md)")
@@ -45,25 +53,25 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "on Cora and CiteSeer)")
     g.add_argument("--negative-pool", type=pool_setting, default="auto", metavar="Q",
                    help="each walk's pairs pick their k negatives from a pool of Q draws made "
-                   "at the walk's start (0: k fresh draws per pair, the paper's; default auto: "
+                   "at the walk's start (0: k fresh draws per pair, the paper's; auto: "
                    "128 on graphs of 100,000+ nodes, 0 below)")
     g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
                    help="kernel weights of --kernel multi: projected SGD (paper) or on the "
                    "simplex by mirror descent")
     g.add_argument("--beta-select", default="train", choices=["train", "uniform", "validation"],
-                   help="kernel weights of --kernel multi: train (learned by SGD, default), "
+                   help="kernel weights of --kernel multi: train (learned by SGD), "
                    "uniform (fixed 1/m) or validation (each single kernel, uniform and train "
                    "fitted and scored on 20%% held-out edges; the best refitted on the whole "
                    "graph; docs/METHOD.md §4)")
     g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
-                   help="squared (the paper's (y - k)^2, default) or loglik (-log k for a "
+                   help="squared (the paper's (y - k)^2) or loglik (-log k for a "
                    "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
     g.add_argument("--window-shrink", action="store_true",
                    help="word2vec's shrinking window: each center draws its window uniformly "
-                   "in 1..--window, so nearer contexts weigh more (default: off)")
+                   "in 1..--window, so nearer contexts weigh more")
     g.add_argument("--subsample", type=float, default=0.0, metavar="T",
                    help="word2vec's frequent-node subsampling: drop an occurrence of a node "
-                   "with probability 1 - sqrt(T / its frequency in the walks) (default 0: off)")
+                   "with probability 1 - sqrt(T / its frequency in the walks); 0: off")
 
 
 def pool_setting(text: str) -> int | str:
@@ -98,7 +106,8 @@ def add_partition_options(parser: argparse.ArgumentParser) -> None:
 def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
     """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
     parser.add_argument("--directed", action="store_true", help="treat edges as directed")
-    parser.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
+    parser.add_argument("--mat-key", default="network", metavar="NAME",
+                        help="matrix name in a .mat file")
     parser.add_argument("--header", action="store_true",
                         help="skip the first line (column names) of an edge list")
     parser.add_argument("--unweighted", action="store_true", help="ignore a weight column")

@@ -8,7 +8,7 @@ takes its first end by weight; its second end is, with probability ``mu``, drawn
 from the whole graph, else from the first end's community. Self-loops and duplicates are
 dropped and at most ``m`` distinct edges kept (so slightly fewer than ``m`` may result).
 
-    kernelne generate 10000 330000 40 0.6 dense --seed 1   # dense.edges, dense.labels
+    kernelne generate 10000 330000 40 0.6 -o dense --seed 1   # dense.edges, dense.labels
 """
 
 from __future__ import annotations
@@ -73,28 +73,53 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     return edges, comm
 
 
+def generate_prefix(args: argparse.Namespace) -> str:
+    """``generate``'s output prefix: ``-o/--output``, or the deprecated positional form."""
+    import sys
+
+    from kernelne.cli_grammar import REMOVED_IN
+
+    if args.legacy_output is not None:
+        if args.output is not None:
+            raise InputError(f"two output prefixes: -o {args.output} and {args.legacy_output} "
+                             "(give only -o/--output)")
+        print("kernelne: warning: `kernelne generate N M K MU PREFIX` is deprecated, use "
+              f"`kernelne generate N M K MU -o PREFIX` (the positional form is removed in "
+              f"{REMOVED_IN})", file=sys.stderr)
+        return args.legacy_output
+    if args.output is None:
+        raise InputError("generate needs the output prefix: -o/--output PREFIX")
+    return args.output
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
+    prefix = generate_prefix(args)
     start = time.perf_counter()
-    edges, _ = write_planted_partition(args.out, args.n, args.m, args.k, args.mu, args.seed)
+    edges, _ = write_planted_partition(prefix, args.n, args.m, args.k, args.mu, args.seed)
     deg = np.bincount(edges.ravel(), minlength=args.n)
     print(f"{args.n:,} nodes ({int((deg == 0).sum()):,} isolated), {len(edges):,} edges, "
           f"{args.k} communities, max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
-    print(f"wrote {args.out}.edges and {args.out}.labels")
+    print(f"wrote {prefix}.edges and {prefix}.labels")
     return 0
 
 
 def register(subparsers) -> None:
     """Add ``generate`` to the ``kernelne`` CLI."""
-    p = subparsers.add_parser(
-        "generate", help="write a labelled degree-corrected planted-partition graph",
-        description="Write OUT.edges ('u v' per line, ids 0..N-1, u < v) and OUT.labels "
+    from kernelne.cli_grammar import add_command, seed_value
+
+    p = add_command(
+        subparsers, "generate", help="write a labelled degree-corrected planted-partition graph",
+        description="Write PREFIX.edges ('u v' per line, ids 0..N-1, u < v) and PREFIX.labels "
         "('node community') of a degree-corrected planted partition: power-law degrees "
         "(exponent 2.5, min 2), K communities, a share MU of edge ends drawn from the whole "
-        "graph. About M distinct edges (duplicates dropped).")
+        "graph. About M distinct edges (duplicates dropped).",
+        example="kernelne generate 300 1500 4 0.3 -o sbm300 --seed 0")
     p.add_argument("n", type=int, metavar="N", help="nodes")
     p.add_argument("m", type=int, metavar="M", help="edges (at most)")
     p.add_argument("k", type=int, metavar="K", help="communities")
     p.add_argument("mu", type=float, metavar="MU", help="mixing: share of edges drawn globally")
-    p.add_argument("out", metavar="OUT", help="output prefix")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("legacy_output", nargs="?", default=None, help=argparse.SUPPRESS)
+    p.add_argument("-o", "--output", default=None, metavar="PREFIX",
+                   help="output prefix: writes PREFIX.edges and PREFIX.labels (required)")
+    p.add_argument("--seed", type=seed_value, default=0, metavar="N", help="random seed")
     p.set_defaults(func=cmd_generate)
