@@ -7,6 +7,7 @@ naming the file, line and problem, exit status 2 and no output file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -21,6 +22,8 @@ from kernelne.cli_options import (
     add_graph_input_options,
     add_model_options,
     add_partition_options,
+    check_model_options,
+    check_options_on_graph,
     describe_fit,
     model_from_args,
     read_input_graph,
@@ -54,6 +57,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import check_embedding_output, save_embedding
 
     check_embedding_output(args.output, [args.input])
+    if args.method == "kernelne":
+        check_model_options(args)
     if args.model_out is not None:
         if args.method != "kernelne":
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
@@ -63,6 +68,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     load_seconds = time.perf_counter() - start
     report_graph(graph)
     if args.method == "kernelne":
+        check_options_on_graph(args, graph)
         model = model_from_args(args, verbose=not args.quiet)
     else:
         from kernelne.baselines import make_method, method_params
@@ -85,7 +91,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         model.fit(graph)
     save_embedding(args.output, model.embedding_, graph.nodes)
     if args.model_out is not None:
-        model.save_model(args.model_out)
+        save_model_or_undo(model, args.model_out, args.output)
     if not args.quiet:
         out = _summary_stream(args)
         seconds = time.perf_counter() - start
@@ -98,6 +104,24 @@ def cmd_embed(args: argparse.Namespace) -> int:
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
     return 0
+
+
+def save_model_or_undo(model, model_out: str, output: str) -> None:
+    """Save ``model`` to ``model_out``; if that fails, remove the embedding ``output`` this
+    run wrote, so that a run leaves both files or neither."""
+    try:
+        model.save_model(model_out)
+    except BaseException as exc:
+        if output == "-":
+            raise
+        with contextlib.suppress(OSError):
+            os.unlink(output)
+        undone = f"(the embedding {output} was removed too)"
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write {model_out}: {exc.strerror or exc} {undone}") from None
+        if isinstance(exc, InputError):
+            raise InputError(f"{exc} {undone}") from None
+        raise
 
 
 def check_distinct_outputs(output, model_out, inputs) -> None:
@@ -130,7 +154,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     model.partial_fit(graph, touched_rate=args.touched_rate)
     save_embedding(args.output, model.embedding_, model.nodes_)
     if args.model_out is not None:
-        model.save_model(args.model_out)
+        save_model_or_undo(model, args.model_out, args.output)
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"graph      {graph.summary()}\n"
@@ -318,6 +342,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"kernelne: warning: {message}", file=sys.stderr)
 
 
+#: exit status when standard output is closed early (``kernelne embed G -o - | head``): the
+#: shells' 128 + SIGPIPE, as for a program that the signal ended
+BROKEN_PIPE_STATUS = 141
+
+
+def _closed_pipe() -> int:
+    """Standard output's reader has gone: point standard output at the null device (so that
+    flushing it at exit raises nothing) and end quietly with :data:`BROKEN_PIPE_STATUS`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a captured stream)
+        pass
+    return BROKEN_PIPE_STATUS
+
+
 class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that partial outputs are cleaned up."""
 
@@ -346,6 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",
               file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print("kernelne: interrupted", file=sys.stderr)
         return 130

@@ -30,6 +30,9 @@ def planted_partition_sbm(
     ``0..k-1``. ``mu`` is the share of edge ends drawn from the whole graph."""
     if n < 2 or m < 1 or k < 1:
         raise InputError(f"need n >= 2, m >= 1 and k >= 1, got n={n}, m={m}, k={k}")
+    if k > n:
+        raise InputError(f"k={k} communities for n={n} nodes: need k <= n (a community "
+                         "needs a node)")
     if not 0 <= mu <= 1:
         raise InputError(f"mu must lie in [0, 1], got {mu}")
     rng = np.random.default_rng(seed)
@@ -61,15 +64,21 @@ def planted_partition_sbm(
 def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: float,
                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Write ``PREFIX.edges`` (``u v`` per line) and ``PREFIX.labels`` (``node community``)
-    of :func:`planted_partition_sbm`; return its ``(edges, communities)``."""
+    of :func:`planted_partition_sbm`; return its ``(edges, communities)``.
+
+    A node the draws left without an edge is in neither file: the labels name exactly the
+    nodes of the edge list, so the pair is a valid input of ``kernelne tune`` and
+    ``kernelne evaluate classify``.
+    """
     from kernelne.embedding_io import atomic_path
 
     edges, comm = planted_partition_sbm(n, m, k, mu, seed)
+    linked = np.flatnonzero(np.bincount(edges.ravel(), minlength=n) > 0)
     prefix = str(prefix)
     with atomic_path(prefix + ".edges") as tmp:
         np.savetxt(tmp, edges, fmt="%d %d")
     with atomic_path(prefix + ".labels") as tmp:
-        np.savetxt(tmp, np.column_stack([np.arange(n), comm]), fmt="%d %d")
+        np.savetxt(tmp, np.column_stack([linked, comm[linked]]), fmt="%d %d")
     return edges, comm
 
 
@@ -94,12 +103,19 @@ def generate_prefix(args: argparse.Namespace) -> str:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     prefix = generate_prefix(args)
+    if args.k > args.n:
+        raise InputError(f"K={args.k} communities for N={args.n} nodes: K must be at most N "
+                         "(a community needs a node)")
     start = time.perf_counter()
-    edges, _ = write_planted_partition(prefix, args.n, args.m, args.k, args.mu, args.seed)
+    edges, comm = write_planted_partition(prefix, args.n, args.m, args.k, args.mu, args.seed)
     deg = np.bincount(edges.ravel(), minlength=args.n)
-    print(f"{args.n:,} nodes ({int((deg == 0).sum()):,} isolated), {len(edges):,} edges, "
-          f"{args.k} communities, max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
-    print(f"wrote {prefix}.edges and {prefix}.labels")
+    isolated = int((deg == 0).sum())
+    present = len(np.unique(comm[deg > 0]))
+    print(f"{args.n:,} nodes ({isolated:,} isolated), {len(edges):,} edges, {args.k} "
+          "communities" + (f" ({present} with a linked node)" if present < args.k else "")
+          + f", max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
+    print(f"wrote {prefix}.edges and {prefix}.labels"
+          + (f" ({isolated:,} isolated node(s) left out of both: no edge)" if isolated else ""))
     return 0
 
 
@@ -112,7 +128,8 @@ def register(subparsers) -> None:
         description="Write PREFIX.edges ('u v' per line, ids 0..N-1, u < v) and PREFIX.labels "
         "('node community') of a degree-corrected planted partition: power-law degrees "
         "(exponent 2.5, min 2), K communities, a share MU of edge ends drawn from the whole "
-        "graph. About M distinct edges (duplicates dropped).",
+        "graph. About M distinct edges (duplicates dropped). A node left without an edge is in "
+        "neither file.",
         example="kernelne generate 300 1500 4 0.3 -o sbm300 --seed 0")
     p.add_argument("n", type=int, metavar="N", help="nodes")
     p.add_argument("m", type=int, metavar="M", help="edges (at most)")

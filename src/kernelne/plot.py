@@ -58,6 +58,19 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
                      n_neighbors=min(15, n - 1)).fit_transform(X)
 
 
+def check_image_suffix(path: str | Path) -> str:
+    """The image format of ``path``'s suffix (``png`` without one); :class:`InputError` naming
+    the formats matplotlib writes if it writes none by that name."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        raise InputError(f"cannot draw a .{suffix} image (formats: "
+                         f"{', '.join(sorted(formats))})", path)
+    return suffix
+
+
 def _two_columns(xy: np.ndarray) -> np.ndarray:
     """``xy`` with a zero second column if it has only one."""
     return xy if xy.shape[1] == 2 else np.column_stack([xy, np.zeros(len(xy))])
@@ -82,6 +95,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
 
     if method not in PROJECTIONS:
         raise InputError(f"unknown projection {method!r} (use {', '.join(PROJECTIONS)})")
+    image_format = check_image_suffix(path)
     if int(sample) < 1:
         raise InputError(f"sample must be at least 1 point, got {sample}")
     vectors, nodes = as_embedding(embedding)
@@ -116,7 +130,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     fig.tight_layout()
     path = Path(path)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=110)
+        fig.savefig(tmp, format=image_format, dpi=110)
     plt.close(fig)
     return path
 
@@ -149,6 +163,7 @@ def cmd_plot(args) -> int:
 
     if args.sample < 1:
         raise InputError(f"--sample must be at least 1, got {args.sample}")
+    check_image_suffix(args.output)
     check_output_path(args.output, [args.embedding, args.labels])
     out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
                          sample=args.sample, seed=args.seed, notes=True)

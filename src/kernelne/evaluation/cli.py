@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from kernelne.cli_grammar import add_command, add_deprecated_alias, seed_value
+from kernelne.errors import InputError
 from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
@@ -52,11 +54,39 @@ def emit(table, args: argparse.Namespace) -> None:
         print(f"wrote {args.output}")
 
 
+def check_training_sizes(ratios: Sequence[float], Y, given: bool = True) -> None:
+    """Refuse a training ratio whose training set cannot train a classifier: fewer than 2
+    nodes or, when each node has one label, fewer nodes than labels (so some label has no
+    training node). ``Y``: the label file's node x label indicator matrix; ``given``: the
+    ratios come from ``--ratios`` (else they are the paper's default ones)."""
+    per_node = Y.getnnz(axis=1)
+    n = int((per_node > 0).sum())
+    n_labels = int((Y.getnnz(axis=0) > 0).sum())
+    single = bool(per_node.max(initial=0) <= 1)
+    for ratio in ratios:
+        n_train = min(max(round(ratio * n), 1), n - 1)
+        if n_train < 2 or (single and n_train < n_labels):
+            need = max(2, n_labels if single else 2)
+            lowest = f"{need / max(n, 1):.2g}"
+            raise InputError(
+                (f"--ratios {ratio:g}" if given else f"the default training ratio {ratio:g}")
+                + f": trains on {n_train} of the {n:,} labelled nodes, fewer than {need}"
+                + (f" (one per label: {n_labels} labels)" if need > 2 else "")
+                + (f"; use ratios of at least {lowest}" if given
+                   else f"; give --ratios of at least {lowest}"))
+
+
 def cmd_classify(args: argparse.Namespace) -> int:
-    from kernelne.evaluation.classification import default_classifier, evaluate_node_classification
+    from kernelne.evaluation.classification import (
+        default_classifier,
+        evaluate_node_classification,
+        read_node_labels,
+    )
 
     check_output(args)
     ratios = [r for group in args.ratios for r in group] if args.ratios else PAPER_RATIOS
+    label_nodes, Y = read_node_labels(args.labels)
+    check_training_sizes(ratios, Y, given=bool(args.ratios))
     start = time.perf_counter()
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.name or stem(args.embedding)
@@ -64,7 +94,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
     table = None
     for rule in rules:
         part = evaluate_node_classification(
-            args.embedding, args.labels, ratios=ratios, repeats=args.repeats, seed=args.seed,
+            args.embedding, Y, label_nodes, ratios=ratios, repeats=args.repeats, seed=args.seed,
             classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
