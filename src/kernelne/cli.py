@@ -373,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
         args = build_parser().parse_args(argv)
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except InputError as exc:
         print(f"kernelne: error: {exc}", file=sys.stderr)
         return 2
