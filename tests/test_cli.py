@@ -85,8 +85,10 @@ def test_missing_file_and_bad_parameter(tmp_path, capsys):
     assert "nope.txt: cannot read file" in capsys.readouterr().err
     good = tmp_path / "g.txt"
     good.write_text("1 2\n2 3\n")
-    assert main(["embed", str(good), "-o", str(tmp_path / "o.txt"), "--dim", "0"]) == 2
-    assert "dim must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # refused while parsing, naming the option
+        main(["embed", str(good), "-o", str(tmp_path / "o.txt"), "--dim", "0"])
+    assert exit_.value.code == 2
+    assert "argument --dim: 0: must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "o.txt").exists()
 
 

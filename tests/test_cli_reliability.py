@@ -201,6 +201,6 @@ def test_killed_main_process_leaves_no_workers(tmp_path):
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys, data_dir):
     pytest.importorskip("distributed")
     code, err = _run(["reproduce", "--quick", "--no-progress", "--scheduler",
-                      "tcp://127.0.0.1:9", "--out", tmp_path / "out"], capsys)
+                      "tcp://127.0.0.1:9", "--out-dir", tmp_path / "out"], capsys)
     assert code == 2 and "cannot reach the Dask scheduler" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1

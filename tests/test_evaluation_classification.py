@@ -171,7 +171,8 @@ def test_cli_classify(planted, tmp_path, capsys, write):
     assert all(r["mean"] > 0.9 for r in rows if r["setting"] == "0.5")
     assert "micro_f1" in capsys.readouterr().out
     extra = write("extra.labels", "0 0\n1 1\n999 0\n1000 1\n")
-    assert main(["evaluate", "classify", str(emb), str(extra), "--repeats", "1"]) == 2
+    assert main(["evaluate", "classify", str(emb), str(extra), "--repeats", "1",
+                 "--ratios", "50%"]) == 2
     assert "missing from the embedding: 999, 1000" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["evaluate", "classify", str(emb), str(labels), "--ratios", "150%"])

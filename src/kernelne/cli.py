@@ -7,6 +7,7 @@ naming the file, line and problem, exit status 2 and no output file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -15,11 +16,14 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
+from kernelne.cli_grammar import REMOVED_IN, HelpFormatter, add_command, seed_value
 from kernelne.cli_options import (
     OPTION_PARAMS,
     add_graph_input_options,
     add_model_options,
     add_partition_options,
+    check_model_options,
+    check_options_on_graph,
     describe_fit,
     model_from_args,
     read_input_graph,
@@ -67,6 +71,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import check_embedding_output, save_embedding
 
     check_embedding_output(args.output, [args.input])
+    if args.method == "kernelne":
+        check_model_options(args)
     if args.model_out is not None:
         if args.method != "kernelne":
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
@@ -76,6 +82,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     load_seconds = time.perf_counter() - start
     report_graph(graph)
     if args.method == "kernelne":
+        check_options_on_graph(args, graph)
         model = model_from_args(args, verbose=not args.quiet)
     else:
         from kernelne.baselines import make_method, method_params
@@ -98,7 +105,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         model.fit(graph)
     save_embedding(args.output, model.embedding_, graph.nodes)
     if args.model_out is not None:
-        model.save_model(args.model_out)
+        save_model_or_undo(model, args.model_out, args.output)
     if not args.quiet:
         out = _summary_stream(args)
         seconds = time.perf_counter() - start
@@ -111,6 +118,24 @@ def cmd_embed(args: argparse.Namespace) -> int:
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
     return 0
+
+
+def save_model_or_undo(model, model_out: str, output: str) -> None:
+    """Save ``model`` to ``model_out``; if that fails, remove the embedding ``output`` this
+    run wrote, so that a run leaves both files or neither."""
+    try:
+        model.save_model(model_out)
+    except BaseException as exc:
+        if output == "-":
+            raise
+        with contextlib.suppress(OSError):
+            os.unlink(output)
+        undone = f"(the embedding {output} was removed too)"
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write {model_out}: {exc.strerror or exc} {undone}") from None
+        if isinstance(exc, InputError):
+            raise InputError(f"{exc} {undone}") from None
+        raise
 
 
 def check_distinct_outputs(output, model_out, inputs) -> None:
@@ -143,7 +168,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     model.partial_fit(graph, touched_rate=args.touched_rate)
     save_embedding(args.output, model.embedding_, model.nodes_)
     if args.model_out is not None:
-        model.save_model(args.model_out)
+        save_model_or_undo(model, args.model_out, args.output)
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"graph      {graph.summary()}\n"
@@ -162,9 +187,26 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
+def convert_output(args: argparse.Namespace) -> str:
+    """``convert``'s output: ``-o/--output``, or the deprecated positional form (warned)."""
+    if args.legacy_output is not None:
+        if args.output is not None:
+            raise InputError(f"two outputs: -o {args.output} and {args.legacy_output} (give "
+                             "only -o/--output)")
+        print("kernelne: warning: `kernelne convert GRAPH OUTPUT` is deprecated, use "
+              f"`kernelne convert GRAPH -o OUTPUT` (the positional form is removed in "
+              f"{REMOVED_IN})", file=sys.stderr)
+        return args.legacy_output
+    if args.output is None:
+        raise InputError("convert needs the output file: -o/--output FILE.npz")
+    return args.output
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from kernelne.graph_npz import save_graph
     from kernelne.outputs import check_output_path
+
+    args.output = convert_output(args)
 
     if not str(args.output).endswith(".npz"):
         raise InputError("the output of convert must end in .npz", args.output)
@@ -184,17 +226,36 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+FIRST_COMMANDS = ["kernelne demo",
+                  "kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
+                  "kernelne embed --help"]
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kernelne`` argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
-        prog="kernelne", description="Kernel node embeddings: learn, evaluate, reproduce."
+        prog="kernelne", description="Kernel node embeddings: learn, evaluate, reproduce.",
+        formatter_class=HelpFormatter,
+        epilog="first commands:\n" + "\n".join(f"  {line}" for line in FIRST_COMMANDS),
     )
     parser.add_argument("--version", action="version", version=f"kernelne {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _register_embed(sub)
+    _register_update(sub)
+    _register_convert(sub)
+    _register_demo(sub)
+    for register in _extensions():
+        register(sub)
+    return parser
 
-    embed = sub.add_parser("embed", help="learn node embeddings of a graph",
-                           description="Learn node embeddings of a graph and write them.")
-    embed.add_argument("input", help="edge list (.txt/.csv/.gz, 'u v [w]' per line) or .mat")
-    embed.add_argument("-o", "--output", required=True,
+
+def _register_embed(sub) -> None:
+    embed = add_command(sub, "embed", help="learn node embeddings of a graph",
+                        description="Learn node embeddings of a graph and write them.",
+                        example="kernelne embed examples/karate.edgelist -o karate.npy --seed 0")
+    embed.add_argument("input", metavar="GRAPH",
+                       help="edge list (.txt/.csv/.gz, 'u v [w]' per line), .mat or .npz")
+    embed.add_argument("-o", "--output", required=True, metavar="FILE",
                        help=OUTPUT_HELP)
     add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
@@ -208,46 +269,57 @@ def build_parser() -> argparse.ArgumentParser:
     add_partition_options(embed)
     embed.set_defaults(func=cmd_embed)
 
-    update = sub.add_parser(
-        "update", help="embed the new nodes of a grown graph without retraining",
+
+def _register_update(sub) -> None:
+    update = add_command(
+        sub, "update", help="embed the new nodes of a grown graph without retraining",
         description="Load a model saved by `embed --model-out`, read the grown graph (old "
         "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
-        "frozen; write the embedding of the whole graph.")
-    update.add_argument("model", help="model file written by `kernelne embed --model-out`")
-    update.add_argument("input", help="the grown graph: edge list (.txt/.csv/.gz), .mat or .npz")
-    update.add_argument("-o", "--output", required=True,
+        "frozen; write the embedding of the whole graph.",
+        example=["kernelne embed examples/karate.edgelist -o karate.npy --model-out "
+                 "karate.model.npz --seed 0",
+                 "kernelne update karate.model.npz examples/karate.edgelist -o karate2.npy"])
+    update.add_argument("model", metavar="MODEL.npz",
+                        help="model file written by `kernelne embed --model-out`")
+    update.add_argument("input", metavar="GRAPH",
+                        help="the grown graph: edge list (.txt/.csv/.gz), .mat or .npz")
+    update.add_argument("-o", "--output", required=True, metavar="FILE",
                         help=OUTPUT_HELP)
     update.add_argument("--model-out", default=None, metavar="MODEL.npz",
                         help="also save the updated model")
-    update.add_argument("--touched-rate", type=float, default=0.0,
-                        help="learning-rate multiplier of old nodes with new edges (default 0: "
+    update.add_argument("--touched-rate", type=float, default=0.0, metavar="RATE",
+                        help="learning-rate multiplier of old nodes with new edges (0: "
                         "frozen; every old row stays exactly as it was)")
     add_graph_input_options(update)
-    update.add_argument("--workers", type=int, default=None,
+    update.add_argument("--workers", type=int, default=None, metavar="N",
                         help="threads (default: the model's setting)")
-    update.add_argument("--seed", type=int, default=None,
+    update.add_argument("--seed", type=seed_value, default=None, metavar="N",
                         help="random seed (default: the model's)")
     update.add_argument("--quiet", action="store_true", help="no summary")
     update.set_defaults(func=cmd_update)
 
-    convert = sub.add_parser(
-        "convert", help="write a graph in the binary .npz format (fast to load)",
+
+def _register_convert(sub) -> None:
+    convert = add_command(
+        sub, "convert", help="write a graph in the binary .npz format (fast to load)",
         description="Read a graph (edge list, .mat, ...) once and write it as .npz, which "
-        "every command reads in a fraction of the time.")
-    convert.add_argument("input", help="edge list (.txt/.csv/.gz) or .mat")
-    convert.add_argument("output", help="output .npz file")
+        "every command reads in a fraction of the time.",
+        example="kernelne convert examples/karate.edgelist -o karate.npz")
+    convert.add_argument("input", metavar="GRAPH", help="edge list (.txt/.csv/.gz) or .mat")
+    convert.add_argument("legacy_output", nargs="?", default=None, help=argparse.SUPPRESS)
+    convert.add_argument("-o", "--output", default=None, metavar="FILE.npz",
+                         help="output .npz file (required)")
     add_graph_input_options(convert)
     convert.set_defaults(func=cmd_convert)
 
-    demo = sub.add_parser("demo", help="embed a built-in graph and show how well groups separate",
-                          description="Embed a seeded planted-partition graph (no download) and "
-                          "report how well the embedding recovers its groups.")
+
+def _register_demo(sub) -> None:
+    demo = add_command(sub, "demo", help="embed a built-in graph and show how well groups "
+                       "separate", description="Embed a seeded planted-partition graph (no "
+                       "download) and report how well the embedding recovers its groups.",
+                       example="kernelne demo --seed 0")
     add_model_options(demo)
     demo.set_defaults(func=cmd_demo)
-
-    for register in _extensions():
-        register(sub)
-    return parser
 
 
 def _version() -> str:
@@ -281,6 +353,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"kernelne: warning: {message}", file=sys.stderr)
 
 
+#: exit status when standard output is closed early (``kernelne embed G -o - | head``): the
+#: shells' 128 + SIGPIPE, as for a program that the signal ended
+BROKEN_PIPE_STATUS = 141
+
+
+def _closed_pipe() -> int:
+    """Standard output's reader has gone: point standard output at the null device (so that
+    flushing it at exit raises nothing) and end quietly with :data:`BROKEN_PIPE_STATUS`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a captured stream)
+        pass
+    return BROKEN_PIPE_STATUS
+
+
 class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that partial outputs are cleaned up."""
 
@@ -295,7 +384,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
         args = build_parser().parse_args(argv)
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except InputError as exc:
         print(f"kernelne: error: {exc}", file=sys.stderr)
         return 2
@@ -309,6 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",
               file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print("kernelne: interrupted", file=sys.stderr)
         return 130

@@ -8,7 +8,10 @@ import argparse
 import math
 import sys
 
+from kernelne.cli_grammar import seed_value
+from kernelne.errors import InputError
 from kernelne.memory import peak_memory_mb
+from kernelne.outputs import positive_count
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -16,26 +19,41 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("KernelNE model")
     g.add_argument("--kernel", default="gauss", choices=["gauss", "schoenberg", "sch", "linear",
                    "multi"], help="kernel (linear = the 'NE' ablation; multi = learned mix)")
-    g.add_argument("--sigma", type=float, default=math.sqrt(2.0),
-                   help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) (default sqrt 2)")
-    g.add_argument("--alpha", type=float, default=1.0, help="Schoenberg alpha (default 1)")
-    g.add_argument("--kernels", default=None,
+    g.add_argument("--sigma", type=positive_number, default=math.sqrt(2.0),
+                   metavar="SIGMA", help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) "
+                   "(default: sqrt 2 = %(default).4f)")
+    g.add_argument("--alpha", type=positive_number, default=1.0, metavar="ALPHA",
+                   help="Schoenberg alpha")
+    g.add_argument("--kernels", default=None, metavar="LIST",
                    help="dictionary for --kernel multi, e.g. gauss:1,gauss:2,sch:1")
-    g.add_argument("--dim", type=int, default=128, help="embedding dimension d (default 128)")
-    g.add_argument("--walks-per-node", type=int, default=80, help="walks per node (default 80)")
-    g.add_argument("--walk-length", type=int, default=10, help="walk length (default 10)")
-    g.add_argument("--window", type=int, default=10, help="context window gamma (default 10)")
-    g.add_argument("--negatives", type=int, default=5, help="negative samples k (default 5)")
-    g.add_argument("--lr", type=float, default=0.025, help="initial learning rate (0.025)")
-    g.add_argument("--min-lr", type=float, default=1e-4, help="learning-rate floor (1e-4)")
-    g.add_argument("--reg", type=float, default=0.01, help="L2 penalty lambda (default 0.01)")
-    g.add_argument("--beta-reg", type=float, default=0.01,
-                   help="L2 penalty on kernel weights, --kernel multi (default 0.01)")
-    g.add_argument("-p", "--p", type=float, default=1.0, help="node2vec return parameter p")
-    g.add_argument("-q", "--q", type=float, default=1.0, help="node2vec in-out parameter q")
-    g.add_argument("--epochs", type=int, default=1, help="passes over the walks (default 1)")
-    g.add_argument("--workers", type=int, default=None, help="threads (default: all cores)")
-    g.add_argument("--seed", type=int, default=None, help="random seed (1 worker: exact)")
+    g.add_argument("--dim", type=positive_count, default=128, metavar="D",
+                   help="embedding dimension d")
+    g.add_argument("--walks-per-node", type=positive_count, default=80, metavar="N",
+                   help="walks per node")
+    g.add_argument("--walk-length", type=positive_count, default=10, metavar="L",
+                   help="walk length")
+    g.add_argument("--window", type=positive_count, default=10, metavar="W",
+                   help="context window gamma")
+    g.add_argument("--negatives", type=positive_count, default=5, metavar="K",
+                   help="negative samples k (at least 1)")
+    g.add_argument("--lr", type=positive_number, default=0.025, metavar="LR",
+                   help="initial learning rate")
+    g.add_argument("--min-lr", type=positive_number, default=1e-4, metavar="LR",
+                   help="learning-rate floor")
+    g.add_argument("--reg", type=non_negative_number, default=0.01, metavar="LAMBDA",
+                   help="L2 penalty lambda")
+    g.add_argument("--beta-reg", type=non_negative_number, default=0.01, metavar="LAMBDA",
+                   help="L2 penalty on kernel weights, --kernel multi")
+    g.add_argument("-p", "--p", type=positive_number, default=1.0, metavar="P",
+                   help="node2vec return parameter p")
+    g.add_argument("-q", "--q", type=positive_number, default=1.0, metavar="Q",
+                   help="node2vec in-out parameter q")
+    g.add_argument("--epochs", type=positive_count, default=1, metavar="N",
+                   help="passes over the walks")
+    g.add_argument("--workers", type=positive_count, default=None, metavar="N",
+                   help="threads (default: all cores)")
+    g.add_argument("--seed", type=seed_value, default=None, metavar="N",
+                   help="random seed (1 worker: exact)")
     g.add_argument("--paper", action="store_true",
                    help="the paper's exact algorithm: no robust restart with a narrower kernel "
                    "when the rows collapse (docs/COLLAPSE.md)")
@@ -45,29 +63,34 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "on Cora and CiteSeer)")
     g.add_argument("--negative-pool", type=pool_setting, default="auto", metavar="Q",
                    help="each walk's pairs pick their k negatives from a pool of Q draws made "
-                   "at the walk's start (0: k fresh draws per pair, the paper's; default auto: "
-                   "128 on graphs of 100,000+ nodes, 0 below)")
+                   "at the walk's start (0: k fresh draws per pair, the paper's; auto: "
+                   f"128 on graphs of 100,000+ nodes, 0 below; at most {MAX_POOL:,})")
     g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
                    help="kernel weights of --kernel multi: projected SGD (paper) or on the "
                    "simplex by mirror descent")
     g.add_argument("--beta-select", default="train", choices=["train", "uniform", "validation"],
-                   help="kernel weights of --kernel multi: train (learned by SGD, default), "
+                   help="kernel weights of --kernel multi: train (learned by SGD), "
                    "uniform (fixed 1/m) or validation (each single kernel, uniform and train "
                    "fitted and scored on 20%% held-out edges; the best refitted on the whole "
                    "graph; docs/METHOD.md §4)")
     g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
-                   help="squared (the paper's (y - k)^2, default) or loglik (-log k for a "
+                   help="squared (the paper's (y - k)^2) or loglik (-log k for a "
                    "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
     g.add_argument("--window-shrink", action="store_true",
                    help="word2vec's shrinking window: each center draws its window uniformly "
-                   "in 1..--window, so nearer contexts weigh more (default: off)")
-    g.add_argument("--subsample", type=float, default=0.0, metavar="T",
+                   "in 1..--window, so nearer contexts weigh more")
+    g.add_argument("--subsample", type=subsample_threshold, default=0.0, metavar="T",
                    help="word2vec's frequent-node subsampling: drop an occurrence of a node "
-                   "with probability 1 - sqrt(T / its frequency in the walks) (default 0: off)")
+                   "with probability 1 - sqrt(T / its frequency in the walks); 0: off")
+
+
+#: the largest --negative-pool: every walk draws its pool, so a pool beyond the negatives a
+#: walk uses (at most walk length x 2 window x k) only costs draws; 10^6 is far beyond that
+MAX_POOL = 1_000_000
 
 
 def pool_setting(text: str) -> int | str:
-    """``--negative-pool``'s value: ``auto`` or a pool size >= 0."""
+    """``--negative-pool``'s value: ``auto`` or a pool size in 0..:data:`MAX_POOL`."""
     if text == "auto":
         return text
     try:
@@ -76,7 +99,95 @@ def pool_setting(text: str) -> int | str:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {text!r}")
+    if value > MAX_POOL:
+        raise argparse.ArgumentTypeError(
+            f"{value:,}: at most {MAX_POOL:,} (every walk draws the whole pool at its start, and "
+            "a walk uses at most walk length x 2 window x k negatives: a larger pool only "
+            "costs time)")
     return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text}: not a finite number")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """argparse type of a rate or kernel width: a finite number > 0."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be greater than 0")
+    return value
+
+
+def non_negative_number(text: str) -> float:
+    """argparse type of a penalty: a finite number >= 0."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
+    return value
+
+
+def subsample_threshold(text: str) -> float:
+    """argparse type of ``--subsample``: a threshold in [0, 1) (0 = off)."""
+    value = _number(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: a threshold in [0, 1) (0 = off; word2vec "
+                                         "uses 1e-3 to 1e-5)")
+    return value
+
+
+#: the smallest share of walk occurrences --subsample may keep (expected, on the graph)
+MIN_KEPT_SHARE = 0.01
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """The checks of the model options that involve two of them, made right after parsing,
+    each naming its options."""
+    if args.min_lr > args.lr:
+        raise InputError(f"--min-lr {args.min_lr:g} is above --lr {args.lr:g}: the "
+                         "learning rate decays from --lr down to --min-lr")
+    pool = args.negative_pool
+    used = args.walk_length * 2 * args.window * args.negatives
+    if isinstance(pool, int) and pool > used:
+        print(f"kernelne: note: --negative-pool {pool:,} draws more than the at most {used:,} "
+              "negatives a walk uses (--walk-length x 2 --window x --negatives): "
+              "--negative-pool 0 (draws per pair) costs less", file=sys.stderr)
+
+
+def check_options_on_graph(args: argparse.Namespace, graph) -> None:
+    """The model options whose range depends on the graph, checked before the walks:
+    ``--subsample`` must keep at least :data:`MIN_KEPT_SHARE` of the walks' occurrences."""
+    if args.subsample > 0:
+        share = expected_kept_share(graph, args.subsample)
+        if share < MIN_KEPT_SHARE:
+            lowest = MIN_KEPT_SHARE**2 / max(graph.n_nodes, 1)
+            raise InputError(
+                f"--subsample {args.subsample:g}: would keep about {share * 100:.2g}% of the "
+                f"node occurrences in the walks on this graph ({graph.n_nodes:,} nodes), too "
+                f"few to train on; use 0 (off) or at least {lowest:.1g} here (word2vec uses "
+                "1e-3 to 1e-5)")
+
+
+def expected_kept_share(graph, subsample: float) -> float:
+    """The share of walk occurrences subsampling with threshold ``subsample`` keeps, estimated
+    before the walks: the larger of the estimates with each node as frequent as its degree
+    share (long walks) and all nodes equally frequent (walk starts)."""
+    import numpy as np
+
+    degree = np.diff(graph.indptr).astype(np.float64)
+    degree = degree[degree > 0]
+    if not len(degree):
+        return 1.0
+    shares = []
+    for freq in (degree / degree.sum(), np.full(len(degree), 1.0 / len(degree))):
+        shares.append(float(np.minimum(freq, np.sqrt(subsample * freq)).sum()))
+    return max(shares)
 
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +209,8 @@ def add_partition_options(parser: argparse.ArgumentParser) -> None:
 def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
     """How the ``input`` graph file is read (``embed``, ``update``, ``convert``)."""
     parser.add_argument("--directed", action="store_true", help="treat edges as directed")
-    parser.add_argument("--mat-key", default="network", help="matrix name in a .mat file")
+    parser.add_argument("--mat-key", default="network", metavar="NAME",
+                        help="matrix name in a .mat file")
     parser.add_argument("--header", action="store_true",
                         help="skip the first line (column names) of an edge list")
     parser.add_argument("--unweighted", action="store_true", help="ignore a weight column")
@@ -108,8 +220,23 @@ def read_input_graph(args: argparse.Namespace):
     """The graph of ``args.input``, read as :func:`add_graph_input_options` said."""
     from kernelne.graph import load_graph
 
-    return load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                      header=args.header, unweighted=args.unweighted)
+    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
+                       header=args.header, unweighted=args.unweighted)
+    if str(args.input).lower().endswith(".npz"):
+        check_npz_reading(args, graph)
+    return graph
+
+
+def check_npz_reading(args: argparse.Namespace, graph) -> None:
+    """A ``.npz`` graph records its direction and weights: refuse ``--directed`` on an
+    undirected one and ``--unweighted`` on a weighted one rather than ignore them."""
+    if args.directed and not graph.directed:
+        raise InputError("--directed: this .npz graph records an undirected graph; to read the "
+                         "edges as directed, convert the edge list again with --directed",
+                         args.input)
+    if args.unweighted and graph.weights is not None:
+        raise InputError("--unweighted: this .npz graph records edge weights; to drop them, "
+                         "convert the edge list again with --unweighted", args.input)
 
 
 # kernel options and the --kernel values that use them
@@ -223,13 +350,24 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     return "\n".join(lines)
 
 
+def duplicates_note(dropped: int, reweighted: int) -> str:
+    """The note on ``dropped`` repeated edges, ``reweighted`` of them with another weight than
+    the edge's first line (whose weight is the one kept)."""
+    text = f"dropped {dropped:,} duplicate edges"
+    if reweighted:
+        text += (f" ({reweighted:,} of them with a weight different from the edge's first "
+                 "occurrence: the first weight was kept)")
+    return text
+
+
 def report_graph(graph, out=None) -> None:
     out = sys.stderr if out is None else out  # the stream of now (tests replace it)
     notes = []
     if graph.self_loops_dropped:
         notes.append(f"dropped {graph.self_loops_dropped:,} self-loops")
     if graph.duplicates_dropped:
-        notes.append(f"dropped {graph.duplicates_dropped:,} duplicate edges")
+        notes.append(duplicates_note(graph.duplicates_dropped,
+                                     graph.duplicates_reweighted))
     isolated = len(graph.isolated_nodes())
     if isolated:
         notes.append(f"{isolated:,} isolated nodes (their vectors stay at initialisation)")

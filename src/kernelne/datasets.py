@@ -285,12 +285,17 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add ``datasets`` to the ``kernelne`` CLI."""
-    p = subparsers.add_parser(
-        "datasets", help="list the networks of the data folder (the paper's seven, shipped)",
+    from kernelne.cli_grammar import add_command
+
+    p = add_command(
+        subparsers, "datasets",
+        help="list the networks of the data folder (the paper's seven, shipped)",
+        example="kernelne datasets",
         description="List the networks of the data folder with their statistics: by default "
         f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
-    p.add_argument("--data-dir", help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, "
-                   "else the packaged networks)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
+                   "packaged networks)")
     p.add_argument("--path", action="store_true",
                    help="print the data folder's path only (e.g. $(kernelne datasets --path))")
     p.set_defaults(func=cmd_datasets)

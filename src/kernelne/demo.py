@@ -18,7 +18,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import train_test_split
 
-from kernelne.cli_options import describe_fit, model_from_args
+from kernelne.cli_options import (
+    check_model_options,
+    check_options_on_graph,
+    describe_fit,
+    model_from_args,
+)
 from kernelne.graph import from_networkx
 
 GROUPS, GROUP_SIZE, P_IN, P_OUT = 4, 100, 0.1, 0.01
@@ -42,8 +47,10 @@ def separation_scores(X: np.ndarray, groups: np.ndarray, seed: int = 0) -> dict[
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    check_model_options(args)
     seed = 0 if args.seed is None else args.seed
     graph, groups = planted_partition(seed)
+    check_options_on_graph(args, graph)
     print(f"demo graph: planted partition, {GROUPS} groups x {GROUP_SIZE} nodes, "
           f"p_in={P_IN}, p_out={P_OUT} ({graph.n_edges:,} edges, seed {seed})")
     args.seed = seed

@@ -10,7 +10,7 @@ dropped and at most ``m`` distinct edges kept (so slightly fewer than ``m`` may 
 
 From the command line::
 
-    kernelne generate 10000 330000 40 0.6 dense --seed 1   # dense.edges, dense.labels
+    kernelne generate 10000 330000 40 0.6 -o dense --seed 1   # dense.edges, dense.labels
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ def planted_partition_sbm(
     """
     if n < 2 or m < 1 or k < 1:
         raise InputError(f"need n >= 2, m >= 1 and k >= 1, got n={n}, m={m}, k={k}")
+    if k > n:
+        raise InputError(f"k={k} communities for n={n} nodes: need k <= n (a community "
+                         "needs a node)")
     if not 0 <= mu <= 1:
         raise InputError(f"mu must lie in [0, 1], got {mu}")
     rng = np.random.default_rng(seed)
@@ -102,7 +105,9 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     """Write a :func:`planted_partition_sbm` graph and its communities to two text files.
 
     ``PREFIX.edges`` holds ``u v`` per line and ``PREFIX.labels`` ``node community``; both are
-    written atomically.
+    written atomically. A node the draws left without an edge is in neither file: the labels
+    name exactly the nodes of the edge list, so the pair is a valid input of ``kernelne tune``
+    and ``kernelne evaluate classify``.
 
     Parameters
     ----------
@@ -119,36 +124,70 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     from kernelne.embedding_io import atomic_path
 
     edges, comm = planted_partition_sbm(n, m, k, mu, seed)
+    linked = np.flatnonzero(np.bincount(edges.ravel(), minlength=n) > 0)
     prefix = str(prefix)
     with atomic_path(prefix + ".edges") as tmp:
         np.savetxt(tmp, edges, fmt="%d %d")
     with atomic_path(prefix + ".labels") as tmp:
-        np.savetxt(tmp, np.column_stack([np.arange(n), comm]), fmt="%d %d")
+        np.savetxt(tmp, np.column_stack([linked, comm[linked]]), fmt="%d %d")
     return edges, comm
 
 
+def generate_prefix(args: argparse.Namespace) -> str:
+    """``generate``'s output prefix: ``-o/--output``, or the deprecated positional form."""
+    import sys
+
+    from kernelne.cli_grammar import REMOVED_IN
+
+    if args.legacy_output is not None:
+        if args.output is not None:
+            raise InputError(f"two output prefixes: -o {args.output} and {args.legacy_output} "
+                             "(give only -o/--output)")
+        print("kernelne: warning: `kernelne generate N M K MU PREFIX` is deprecated, use "
+              f"`kernelne generate N M K MU -o PREFIX` (the positional form is removed in "
+              f"{REMOVED_IN})", file=sys.stderr)
+        return args.legacy_output
+    if args.output is None:
+        raise InputError("generate needs the output prefix: -o/--output PREFIX")
+    return args.output
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
+    prefix = generate_prefix(args)
+    if args.k > args.n:
+        raise InputError(f"K={args.k} communities for N={args.n} nodes: K must be at most N "
+                         "(a community needs a node)")
     start = time.perf_counter()
-    edges, _ = write_planted_partition(args.out, args.n, args.m, args.k, args.mu, args.seed)
+    edges, comm = write_planted_partition(prefix, args.n, args.m, args.k, args.mu, args.seed)
     deg = np.bincount(edges.ravel(), minlength=args.n)
-    print(f"{args.n:,} nodes ({int((deg == 0).sum()):,} isolated), {len(edges):,} edges, "
-          f"{args.k} communities, max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
-    print(f"wrote {args.out}.edges and {args.out}.labels")
+    isolated = int((deg == 0).sum())
+    present = len(np.unique(comm[deg > 0]))
+    print(f"{args.n:,} nodes ({isolated:,} isolated), {len(edges):,} edges, {args.k} "
+          "communities" + (f" ({present} with a linked node)" if present < args.k else "")
+          + f", max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
+    print(f"wrote {prefix}.edges and {prefix}.labels"
+          + (f" ({isolated:,} isolated node(s) left out of both: no edge)" if isolated else ""))
     return 0
 
 
 def register(subparsers) -> None:
     """Add ``generate`` to the ``kernelne`` CLI."""
-    p = subparsers.add_parser(
-        "generate", help="write a labelled degree-corrected planted-partition graph",
-        description="Write OUT.edges ('u v' per line, ids 0..N-1, u < v) and OUT.labels "
+    from kernelne.cli_grammar import add_command, seed_value
+
+    p = add_command(
+        subparsers, "generate", help="write a labelled degree-corrected planted-partition graph",
+        description="Write PREFIX.edges ('u v' per line, ids 0..N-1, u < v) and PREFIX.labels "
         "('node community') of a degree-corrected planted partition: power-law degrees "
         "(exponent 2.5, min 2), K communities, a share MU of edge ends drawn from the whole "
-        "graph. About M distinct edges (duplicates dropped).")
+        "graph. About M distinct edges (duplicates dropped). A node left without an edge is in "
+        "neither file.",
+        example="kernelne generate 300 1500 4 0.3 -o sbm300 --seed 0")
     p.add_argument("n", type=int, metavar="N", help="nodes")
     p.add_argument("m", type=int, metavar="M", help="edges (at most)")
     p.add_argument("k", type=int, metavar="K", help="communities")
     p.add_argument("mu", type=float, metavar="MU", help="mixing: share of edges drawn globally")
-    p.add_argument("out", metavar="OUT", help="output prefix")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("legacy_output", nargs="?", default=None, help=argparse.SUPPRESS)
+    p.add_argument("-o", "--output", default=None, metavar="PREFIX",
+                   help="output prefix: writes PREFIX.edges and PREFIX.labels (required)")
+    p.add_argument("--seed", type=seed_value, default=0, metavar="N", help="random seed")
     p.set_defaults(func=cmd_generate)

@@ -93,6 +93,8 @@ class Graph:
     directed: bool = False
     self_loops_dropped: int = 0
     duplicates_dropped: int = 0
+    #: of the dropped duplicates, those whose weight differs from the kept first one's
+    duplicates_reweighted: int = 0
     _index: dict | None = field(default=None, repr=False)
 
     @property
@@ -211,8 +213,9 @@ class Graph:
         """Build a graph from dense-id edge arrays.
 
         Self-loops are dropped; of duplicate edges (``u v`` and ``v u`` count as the same edge
-        when undirected) the first is kept. Both are counted on the returned graph
-        (``self_loops_dropped``, ``duplicates_dropped``).
+        when undirected) the first is kept, with its weight. Both are counted on the returned
+        graph (``self_loops_dropped``, ``duplicates_dropped``), and so are the dropped
+        duplicates whose weight differs from the kept one's (``duplicates_reweighted``).
 
         Parameters
         ----------
@@ -270,7 +273,9 @@ class Graph:
         lo, hi = (src, dst) if directed else (np.minimum(src, dst), np.maximum(src, dst))
         if weights is None:  # O(m) counting sort in scipy, duplicates merged
             return cls._from_unweighted(lo, hi, n_nodes, nodes, directed, n_loops)
-        _, first = np.unique(lo * n_nodes + hi, return_index=True)
+        _, first, group = np.unique(lo * n_nodes + hi, return_index=True, return_inverse=True)
+        n_reweighted = int(np.count_nonzero(weights != weights[first][group.ravel()]))
+        del group
         first.sort()
         n_dup = len(lo) - len(first)
         lo, hi = lo[first], hi[first]
@@ -294,6 +299,7 @@ class Graph:
             directed=directed,
             self_loops_dropped=n_loops,
             duplicates_dropped=n_dup,
+            duplicates_reweighted=n_reweighted,
         )
 
 

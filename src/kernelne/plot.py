@@ -49,12 +49,26 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
     try:
         import umap
     except ImportError:
-        raise InputError("--method umap needs the umap-learn package "
+        raise InputError("--projection umap needs the umap-learn package "
                          "(pip install umap-learn)") from None
     if n < 4:
-        raise InputError(f"UMAP needs at least 4 points, got {n} (use --method pca or tsne)")
+        raise InputError(f"UMAP needs at least 4 points, got {n} (use --projection pca or "
+                         "tsne)")
     return umap.UMAP(n_components=2, random_state=seed,
                      n_neighbors=min(15, n - 1)).fit_transform(X)
+
+
+def check_image_suffix(path: str | Path) -> str:
+    """The image format of ``path``'s suffix (``png`` without one); :class:`InputError` naming
+    the formats matplotlib writes if it writes none by that name."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        raise InputError(f"cannot draw a .{suffix} image (formats: "
+                         f"{', '.join(sorted(formats))})", path)
+    return suffix
 
 
 def _two_columns(xy: np.ndarray) -> np.ndarray:
@@ -81,6 +95,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
 
     if method not in PROJECTIONS:
         raise InputError(f"unknown projection {method!r} (use {', '.join(PROJECTIONS)})")
+    image_format = check_image_suffix(path)
     if int(sample) < 1:
         raise InputError(f"sample must be at least 1 point, got {sample}")
     vectors, nodes = as_embedding(embedding)
@@ -115,7 +130,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     fig.tight_layout()
     path = Path(path)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=110)
+        fig.savefig(tmp, format=image_format, dpi=110)
     plt.close(fig)
     return path
 
@@ -148,8 +163,9 @@ def cmd_plot(args) -> int:
 
     if args.sample < 1:
         raise InputError(f"--sample must be at least 1, got {args.sample}")
+    check_image_suffix(args.output)
     check_output_path(args.output, [args.embedding, args.labels])
-    out = plot_embedding(args.embedding, args.labels, args.output, method=args.method,
+    out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
                          sample=args.sample, seed=args.seed, notes=True)
     print(f"wrote {out}")
     return 0
@@ -157,13 +173,24 @@ def cmd_plot(args) -> int:
 
 def register(sub) -> None:
     """Add ``kernelne plot`` to the CLI."""
-    p = sub.add_parser("plot", help="draw a 2-D map of an embedding, coloured by label",
-                       description="Project an embedding to 2-D (PCA, t-SNE or UMAP) and draw "
-                       "it, coloured by each node's (first) label.")
-    p.add_argument("embedding", help="embedding file (word2vec text or .npy)")
-    p.add_argument("--labels", default=None, help="label file, 'node label' per line")
-    p.add_argument("-o", "--output", required=True, help="image file (.png, .pdf, .svg)")
-    p.add_argument("--method", default="pca", choices=PROJECTIONS, help="projection (pca)")
-    p.add_argument("--sample", type=int, default=20000, help="at most this many points")
-    p.add_argument("--seed", type=int, default=0, help="seed of sampling and projection")
+    from kernelne.cli_grammar import add_command, add_deprecated_alias, seed_value
+
+    p = add_command(sub, "plot", help="draw a 2-D map of an embedding, coloured by label",
+                    description="Project an embedding to 2-D (PCA, t-SNE or UMAP) and draw "
+                    "it, coloured by each node's (first) label.",
+                    example=["kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
+                             "kernelne plot karate.npy -o karate.png --projection tsne"])
+    p.add_argument("embedding", metavar="EMBEDDING",
+                   help="embedding file (word2vec text or .npy)")
+    p.add_argument("--labels", default=None, metavar="FILE",
+                   help="label file, 'node label' per line")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="image file (.png, .pdf, .svg)")
+    p.add_argument("--projection", default="pca", choices=PROJECTIONS,
+                   help="2-D projection")
+    add_deprecated_alias(p, "--method", "--projection", "projection", choices=PROJECTIONS)
+    p.add_argument("--sample", type=int, default=20000, metavar="N",
+                   help="at most this many points")
+    p.add_argument("--seed", type=seed_value, default=0, metavar="N",
+                   help="seed of sampling and projection")
     p.set_defaults(func=cmd_plot)

@@ -76,7 +76,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     p = add_command(subparsers, "docs", help="print a user guide (offline)",
                     description="List the guides shipped with kernelne, or print one as "
-                    "Markdown.", example=["kernelne docs", "kernelne docs collapse | less"])
+                    "Markdown.", example=["kernelne docs", "kernelne docs collapse"])
     p.add_argument("name", nargs="?", default=None, metavar="NAME",
                    help=f"the guide to print: {', '.join(PAGES)} (none: list them)")
     p.set_defaults(func=cmd_docs)

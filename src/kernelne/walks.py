@@ -145,6 +145,21 @@ def walk_starts(
     return out
 
 
+#: the walk steps of one chunk beyond which long walks make chunks of fewer walks: about
+#: 1 s of training at the default window, so that Ctrl-C (seen between two chunks, not inside
+#: a compiled call) stops a fit with ``walk_length = 100000`` within about a second
+CHUNK_STEPS = 1 << 17
+
+
+def chunk_size(chunk_walks: int, walk_length: int) -> int:
+    """The walks per chunk: ``chunk_walks``, fewer if they would exceed :data:`CHUNK_STEPS`
+    steps, but at least one per numba thread (each thread then trains about one walk)."""
+    from numba import get_num_threads
+
+    cap = max(get_num_threads(), CHUNK_STEPS // max(int(walk_length), 1))
+    return max(1, min(int(chunk_walks), cap))
+
+
 class WalkCorpus:
     """The walks of one corpus, produced chunk by chunk (nothing else is kept in memory).
 
@@ -169,7 +184,8 @@ class WalkCorpus:
     seed : int, optional
         Seed of the start permutations and of every walk's generator.
     chunk_walks : int, default 8192
-        Walks per chunk of the iteration.
+        Walks per chunk of the iteration; fewer for long walks (:func:`chunk_size`), so that
+        a chunk stays short enough for Ctrl-C to be seen within about a second.
     starts : ndarray, optional
         Dense ids that limit the walks to those start nodes: each round is then a seeded
         permutation of ``starts`` instead of all nodes.
@@ -207,7 +223,7 @@ class WalkCorpus:
         self.walk_length = int(walk_length)
         self.p, self.q = float(p), float(q)
         self.seed = seed_to_uint64(seed)
-        self.chunk_walks = max(1, int(chunk_walks))
+        self.chunk_walks = chunk_size(chunk_walks, self.walk_length)
         self._cumw = cumulative_weights(graph)
         self._perms: dict[int, np.ndarray] = {}
         self.starts = None if starts is None else np.asarray(starts, dtype=np.int32)

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from kernelne.cli_grammar import add_command, add_deprecated_alias
 from kernelne.outputs import check_output_path, job_count, positive_count
 
 GRID_TASKS = ("classification", "link_prediction", "sensitivity")
@@ -38,8 +39,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     labelled = {p.name.split(".")[0] for p in data_dir.glob("*.labels.gz")}
     config = config.narrowed(args.datasets, args.methods, args.repeats, labelled, args.tasks)
     grid = build_grid(config, data_dir)
-    check_output_path(args.out, [args.config], folder=True)
-    out = run_folder(args.out)
+    check_output_path(args.out_dir, [args.config], folder=True)
+    out = run_folder(args.out_dir)
     cache = Cache(args.cache_dir or out / "cache")
     n_evals = len({j.key for j in grid.evaluations}) + len(grid.heuristics)
     invocation: dict = {"started": now(), "argv": sys.argv[1:], "data_dir": str(data_dir),
@@ -86,19 +87,25 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add ``reproduce`` to the ``kernelne`` CLI."""
-    p = subparsers.add_parser(
-        "reproduce", help="run the paper's experiment grid and write its tables and figures",
+    p = add_command(
+        subparsers, "reproduce",
+        help="run the paper's experiment grid and write its tables and figures",
+        example="kernelne reproduce --quick --out-dir reproduce-results",
         description="Run the experiment grid of the KernelNE paper (Table II node "
         "classification, Table III link prediction, sensitivity figures) on a data folder, "
         "cache every result, and write Markdown tables beside the paper's numbers, raw scores "
-        "(CSV/JSON), PNG figures, RESULTS.md and a run log into --out. An interrupted run "
+        "(CSV/JSON), PNG figures, RESULTS.md and a run log into --out-dir. An interrupted run "
         "resumes from the cache.",
     )
-    p.add_argument("--data-dir", help="data folder with MANIFEST.json (default: $KERNELNE_DATA "
-                   "if set, else the paper's networks shipped with the package)")
-    p.add_argument("--out", default="reproduce-results", help="output folder (created)")
-    p.add_argument("--cache-dir", help="cache folder (default: OUT/cache)")
-    p.add_argument("--config", help="settings file (TOML; default: the paper's, built in)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="data folder with MANIFEST.json (default: $KERNELNE_DATA if set, else "
+                   "the paper's networks shipped with the package)")
+    p.add_argument("--out-dir", default="reproduce-results", metavar="DIR",
+                   help="output folder (created)")
+    add_deprecated_alias(p, "--out", "--out-dir", "out_dir")
+    p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: OUT_DIR/cache)")
+    p.add_argument("--config", metavar="FILE",
+                   help="settings file (TOML; default: the paper's, built in)")
     p.add_argument("--write-config", metavar="FILE",
                    help="write the default settings file to FILE for editing, and stop")
     p.add_argument("--quick", action="store_true",
@@ -108,10 +115,11 @@ def register(subparsers) -> None:
                    help="only these methods (link-prediction heuristics such as katz included; "
                    "those not named are left out)")
     p.add_argument("--tasks", nargs="+", choices=GRID_TASKS, help="only these parts of the grid")
-    p.add_argument("--repeats", type=positive_count, help="classification repeats per ratio")
-    p.add_argument("--jobs", type=job_count, default=-1,
+    p.add_argument("--repeats", type=positive_count, metavar="N",
+                   help="classification repeats per ratio")
+    p.add_argument("--jobs", type=job_count, default=-1, metavar="N",
                    help="parallel evaluation processes, local runs (-1 = all cores)")
-    p.add_argument("--workers", type=positive_count, default=None,
+    p.add_argument("--workers", type=positive_count, default=None, metavar="N",
                    help="threads per embedding fit (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the jobs on this Dask distributed scheduler, e.g. tcp://host:8786")
