@@ -102,7 +102,7 @@ def main() -> None:
     header = f"{'dataset':9} {'method':11} " + " ".join(
         f"{f'{r:.0%}':>13}" for r in RATIOS
     ) + f" {'fit s':>7} {'peak MiB':>9}"
-    print(header + "\n" + " " * 22 + "   ours  paper" * len(RATIOS))
+    print(header + "\n" + " " * 22 + "   kern  paper" * len(RATIOS))
     for ds_name in args.datasets:
         ds = load_dataset(ds_name)
         for name in args.methods:

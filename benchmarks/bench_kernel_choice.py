@@ -1,4 +1,4 @@
-"""MKernelNE with validation-chosen kernel weights against the best single kernel (issue #20).
+"""MKernelNE with validation-chosen kernel weights against the best single kernel.
 
 For each graph and seed (``random_state=seed``, ``workers=1``, ``--walks-per-node`` walks,
 other settings the defaults, default dictionary :data:`kernelne.model.DEFAULT_DICTIONARY`),

@@ -1,4 +1,4 @@
-"""The loss and context-weighting options (issue #20), alone and combined, against DeepWalk.
+"""The loss and context-weighting options, alone and combined, against DeepWalk.
 
 For each graph and seed, KernelNE is fitted once per variant (``--variants``; by default the
 paper's squared loss, ``loss="loglik"``, ``window_shrink``, ``subsample``, and their
@@ -224,27 +224,27 @@ def summarize(paths: list[Path]) -> str:
                 if r["graph"] == name:
                     stats.setdefault(r["variant"], []).append(r["micro_f1"])
             stats = {v: (np.mean(f1, axis=0), np.std(f1, axis=0)) for v, f1 in stats.items()}
-            ours = {v: s for v, s in stats.items() if not is_baseline(v)}
-            theirs = {v: s for v, s in stats.items() if is_baseline(v)}
-            if ours and theirs:
+            kernelne_variants = {v: s for v, s in stats.items() if not is_baseline(v)}
+            baselines = {v: s for v, s in stats.items() if is_baseline(v)}
+            if kernelne_variants and baselines:
                 lines.append(f"| {name} | " + " | ".join(
-                    _cell(ours, theirs, j) for j in range(len(columns))) + " |")
+                    _cell(kernelne_variants, baselines, j) for j in range(len(columns))) + " |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 
-def _cell(ours: dict, theirs: dict, j: int) -> str:
-    """Column ``j``: the best of ``ours`` against the best of ``theirs``, gap and verdict, and
+def _cell(kernelne_variants: dict, baselines: dict, j: int) -> str:
+    """Column ``j``: the best KernelNE variant against the best baseline, gap and verdict, and
     the default's gap."""
-    best = max(ours, key=lambda v: ours[v][0][j])
-    base = max(theirs, key=lambda v: theirs[v][0][j])
-    (mean, std), (base_mean, base_std) = ours[best], theirs[base]
+    best = max(kernelne_variants, key=lambda v: kernelne_variants[v][0][j])
+    base = max(baselines, key=lambda v: baselines[v][0][j])
+    (mean, std), (base_mean, base_std) = kernelne_variants[best], baselines[base]
     gap = mean[j] - base_mean[j]
     word = "" if gap >= 0 else " ≈" if -gap <= max(std[j], base_std[j]) else " **behind**"
     cell = (f"{best} {mean[j]:.4f} ± {std[j]:.4f} vs {base} {base_mean[j]:.4f}: "
             f"{gap:+.4f}{word}")
-    if "squared" in ours:
-        cell += f" (default {ours['squared'][0][j] - base_mean[j]:+.4f})"
+    if "squared" in kernelne_variants:
+        cell += f" (default {kernelne_variants['squared'][0][j] - base_mean[j]:+.4f})"
     return cell
 
 

@@ -12,10 +12,10 @@ on every call and then maps every walk to a list of strings, neither of which is
 generation. Each side is compiled by a tiny warm-up run first. Times are medians of
 ``--repeats`` runs, the implementations interleaved run by run; peak memory is the largest
 growth of the process' peak RSS during a run, freed heap pages handed back to the OS first
-(the walk matrix itself is included: ours is int32 ``walks x 10``, PecanPy's uint32
+(the walk matrix itself is included: kernelne's is int32 ``walks x 10``, PecanPy's uint32
 ``walks x 12``; "out MiB" is its size).
-PecanPy's graph is built from our CSR arrays (sorted neighbour lists, same node order), so both
-walk the very same graph. For p = q = 1, PecanPy's ``FirstOrderUnweighted`` mode (uniform
+PecanPy's graph is built from kernelne's CSR arrays (sorted neighbour lists, same node order), so
+both walk the very same graph. For p = q = 1, PecanPy's ``FirstOrderUnweighted`` mode (uniform
 neighbour draw, no second-order work) is timed too, as its fastest option for that case.
 
 Usage:

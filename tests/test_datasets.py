@@ -92,7 +92,7 @@ def test_cli_datasets(no_env, capsys, tmp_path, monkeypatch):
 
 
 def test_source_tree_does_not_point_into_shared():
-    """The package reads only its own copy: no path into a ../shared folder in the code."""
+    """The package reads only its own copy: no path into a folder beside the repository."""
     import kernelne
 
     root = packaged_data_dir().parent

@@ -1,4 +1,4 @@
-"""The loss and context-weighting options (issue #20): ``loss="loglik"`` against finite
+"""The loss and context-weighting options: ``loss="loglik"`` against finite
 differences for every kernel, word2vec's shrinking window and frequent-node subsampling as
 the trainer applies them, reproducibility, and rejected values.
 

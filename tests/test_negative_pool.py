@@ -1,4 +1,4 @@
-"""Negatives from a per-walk pool (issue #19, ``negative_pool``): where "auto" turns it on,
+"""Negatives from a per-walk pool (``negative_pool``): where "auto" turns it on,
 that the pool is an i.i.d. sample of the noise distribution and each pair picks from it only,
 what a walk's negatives are with a pool of one, how often a bucket renews its pool, quality against
 negatives per pair (plain and partitioned fits) and the default left bit for bit unchanged.

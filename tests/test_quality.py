@@ -1,4 +1,4 @@
-"""End-to-end quality on the paper's citation graphs (docs/METHOD.md §13, issue 2's bar).
+"""End-to-end quality on the paper's citation graphs (docs/METHOD.md §13; the quality bar).
 
 Default KernelNE settings, Gaussian kernel with the paper's sigma^2 = 2, one worker (so the
 fits are bit-for-bit repeatable), Micro-F1 at a 50% training ratio from a one-vs-rest

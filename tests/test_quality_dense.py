@@ -1,4 +1,4 @@
-"""Full-size check of issue #9 (slow): the dense planted-partition graph of the issue.
+"""Full-size check (slow): the dense planted-partition graph of docs/COLLAPSE.md.
 
 ``kernelne generate 10000 330000 40 0.6 dense --seed 1`` (the same graph as the reference
 script ``make_sbm.py 10000 330000 40 0.6 dense 1``): measured here, seed 0, Micro-F1

@@ -1,4 +1,4 @@
-"""Issue 18, the reliability audit: bad input is one line naming the file, line and problem
+"""The reliability audit: bad input is one line naming the file, line and problem
 (exit 2, nothing written), and what the summary says is what happened."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reliability audit (issue 18) of ``tune``, ``plot`` and ``evaluate linkpred``: bad input
+"""Reliability audit of ``tune``, ``plot`` and ``evaluate linkpred``: bad input
 ends with one ``kernelne: error: ...`` line, exit 2 and nothing on disk; small inputs work."""
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def test_tune_bad_settings_fail_before_the_search(karate, tmp_path, capsys, no_s
 def test_tune_holdout_is_checked_before_the_graph_is_read(karate, tmp_path, capsys,
                                                           monkeypatch, holdout):
     """The abort (exit 134) of a quick exit after a graph read cannot happen to a bad
-    --holdout: it fails before anything is read (see the report of issue 18)."""
+    --holdout: it fails before anything is read."""
     tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
     monkeypatch.setattr(tune_module, "load_graph",
                         lambda *a, **k: pytest.fail("the graph was read"))

@@ -132,7 +132,7 @@ def test_paper_settings_and_quick():
         pytest.approx(2.0)
     assert config.params("classification", "dblp", "kernelne-sch")["alpha"] == 3.0
     assert config.params("link_prediction", "hepth", "kernelne-gauss")["sigma"] == 0.3
-    # Gnutella's "sigma = 3.0" read as the authors' code's sigma: ours = 3 sqrt(2)
+    # Gnutella's "sigma = 3.0" read as the authors' code's sigma: kernelne's = 3 sqrt(2)
     assert config.params("link_prediction", "gnutella", "kernelne-gauss")["sigma"] == \
         pytest.approx(3.0 * 2 ** 0.5)
     assert config.params("link_prediction", "hepth", "kernelne-sch")["alpha"] == 2.0

@@ -99,7 +99,7 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
     assert "test        Micro-F1" in capsys.readouterr().out
 
 
-# --- defaults first, finalists re-scored, noise reported (issue 20) ---------------------
+# --- defaults first, finalists re-scored, noise reported -----------------------------------
 
 FULL = 80  # KernelNE's default walks per node: the finalists' count
 
@@ -283,7 +283,7 @@ def test_every_method_has_defaults_inside_its_search_space():
     assert extra == {"epochs": 2} and space["kernel"] == "gauss"
 
 
-# --- every default among the trials, the loss options searched (issue 20 item 3) ----------
+# --- every default among the trials, the loss options searched ---------------------------
 
 
 @pytest.mark.parametrize("with_labels", [True, False])

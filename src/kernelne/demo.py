@@ -2,7 +2,7 @@
 
 The graph is a seeded planted-partition graph (networkx): 4 groups of 100 nodes, edge
 probability 0.1 inside a group and 0.01 across. A good embedding puts each group in its own
-region: we report k-means' adjusted Rand index against the groups and the accuracy of a
+region: the demo reports k-means' adjusted Rand index against the groups and the accuracy of a
 logistic regression trained on half of the nodes.
 """
 

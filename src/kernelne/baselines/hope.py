@@ -9,7 +9,7 @@ embedding is ``[U_s, U_t]`` (d dimensions in total), so ``<U_s[i], U_t[j]>`` app
 ``S[i, j]``.
 
 The paper gets the triplets with the generalised SVD of ``(M_gᵀ, M_lᵀ)`` (JDGSVD, Algorithm 1);
-we compute the same triplets of ``S`` with ARPACK (``scipy.sparse.linalg.svds``) on a linear
+the same triplets of ``S`` with ARPACK (``scipy.sparse.linalg.svds``) on a linear
 operator that applies ``S x = M_g^{-1} (M_l x)`` and ``Sᵀ x = M_lᵀ (M_g^{-T} x)`` through one
 sparse LU factorisation of ``M_g``: the dense ``n x n`` matrix is never formed. Same result,
 different solver. ``beta`` defaults to ``0.5 / rho(A)`` (HOPE tunes it; ``rho`` is the spectral

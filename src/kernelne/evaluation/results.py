@@ -163,7 +163,7 @@ class ResultTable:
 
 
 def check_results_path(path: str | Path) -> str:
-    """The format (``.csv`` or ``.json``) of a results file we can write; else InputError."""
+    """The format (``.csv`` or ``.json``) of a results file that can be written; else InputError."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):

@@ -1,4 +1,4 @@
-"""The paper's reported numbers (docs/METHOD.md §13), printed beside ours in every table.
+"""The paper's reported numbers (docs/METHOD.md §13), printed beside kernelne's in every table.
 
 Celikkanat & Malliaros, "Kernel Node Embeddings", GlobalSIP 2019: Table II (Micro-F1, node
 classification, nine training ratios) and Table III (ROC-AUC, link prediction). Keys are the

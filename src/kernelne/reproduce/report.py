@@ -1,7 +1,8 @@
-"""The output folder: Markdown tables (ours ± std beside the paper's), raw scores as CSV and
-JSON, matplotlib figures, the run log, and ``RESULTS.md`` ready to commit as docs/RESULTS.md.
+"""The output folder: Markdown tables (kernelne's mean ± std beside the paper's), raw scores
+as CSV and JSON, matplotlib figures, the run log, and ``RESULTS.md`` ready to commit as
+docs/RESULTS.md.
 
-A cell reads ``0.561 ± 0.012 (0.560)``: our mean ± std over the repeats, then the paper's
+A cell reads ``0.561 ± 0.012 (0.560)``: kernelne's mean ± std over the repeats, then the paper's
 number; where they differ by more than :data:`TOLERANCE` the signed difference follows in bold.
 """
 
@@ -155,7 +156,7 @@ def split_text(config: Config, splits: dict[str, dict]) -> str:
 
 
 def line_hope_text(summary: Summary, config: Config) -> str:
-    """The paper's LINE and HOPE columns of Table III read crosswise against ours."""
+    """The paper's LINE and HOPE columns of Table III read crosswise against kernelne's."""
     link = config.task("link_prediction")
     rows, crosswise, straight = [], 0, 0
     for dataset in link["datasets"]:
@@ -180,7 +181,7 @@ def line_hope_text(summary: Summary, config: Config) -> str:
 
 
 def gaps(summary: Summary) -> list[dict]:
-    """Every cell with a paper number: ours, the paper's, the difference."""
+    """Every cell with a paper number: kernelne's, the paper's, the difference."""
     cells = []
     for (experiment, _, dataset, method, setting, metric), (mean, std, _) in summary.items():
         if (experiment, metric) not in (("table2", "micro_f1"), ("table3", "roc_auc")):
