@@ -5,8 +5,8 @@ node2vec (Grover & Leskovec 2016) moves from ``v`` (having come from ``t``) to a
 ``x = t``, ``1`` if ``x`` is a neighbour of ``t`` and ``1/q`` otherwise. Instead of node2vec's
 per-edge alias tables (memory O(sum of squared degrees)) the walks sample by rejection, as
 KnightKing (Yang et al. 2019) does: draw ``x`` from the first-order distribution ``w(v, .)``
-and accept it with probability ``alpha(t, x) / max(1/p, 1, 1/q)``; "is ``x`` a neighbour of ``t``" is a binary
-search in ``t``'s sorted neighbour list. Memory is O(n + m).
+and accept it with probability ``alpha(t, x) / max(1/p, 1, 1/q)``; "is ``x`` a neighbour of
+``t``" is a binary search in ``t``'s sorted neighbour list. Memory is O(n + m).
 
 Walk ``i`` of a corpus starts at ``perm_r[i mod n]`` where ``r = i div n`` is its round and
 ``perm_r`` a permutation of the nodes drawn from ``(seed, r)``; its random numbers come from a
