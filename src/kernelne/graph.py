@@ -75,6 +75,8 @@ class Graph:
         Self-loops the reader dropped.
     duplicates_dropped : int, default 0
         Duplicate edges the reader dropped.
+    duplicates_reweighted : int, default 0
+        Of those, the duplicates whose weight differed from the kept (first) edge's.
 
     Examples
     --------
