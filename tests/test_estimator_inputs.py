@@ -280,7 +280,7 @@ def test_npy_without_its_sidecar_is_refused_by_evaluate(shifted_karate, tmp_path
     capsys.readouterr()
     for missing in ("error", "skip"):
         code = main(["evaluate", "classify", str(out), str(labels), "--repeats", "1",
-                     "--missing", missing])
+                     "--ratios", "50%", "--missing", missing])
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2
         assert len(err) == 1 and err[0].startswith(f"kernelne: error: {out}: 34 of 34 node ids")
@@ -305,7 +305,8 @@ def test_embed_writes_npz_with_ids_and_evaluate_reads_it(shifted_karate, tmp_pat
     vectors, nodes = load_embedding(out)
     assert vectors.shape == (34, 8) and nodes.dtype == np.int64
     np.testing.assert_array_equal(nodes[:3], [1000, 1001, 1002])
-    assert main(["evaluate", "classify", str(out), str(labels), "--repeats", "1"]) == 0
+    assert main(["evaluate", "classify", str(out), str(labels), "--repeats", "1",
+                 "--ratios", "50%"]) == 0
     code = main(["update", str(out), str(edges), "-o", str(tmp_path / "u.npy")])
     assert code == 2
     assert "not a kernelne model file" in capsys.readouterr().err
