@@ -180,8 +180,8 @@ FAST = ["--dim", "8", "--workers", "1", "--quiet", "--trials", "1", "--final-rep
 def test_cli_select_C(karate, tmp_path, capsys, fake, flag):
     edges, labels = karate
     report = tmp_path / "rep"
-    code = main(["tune", str(edges), *FAST, "--labels", str(labels), *flag,
-                 "-o", str(tmp_path / "e.npy"), "--report-dir", str(report)])
+    code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--holdout", "0.3",
+                 *flag, "-o", str(tmp_path / "e.npy"), "--report-dir", str(report)])
     out = capsys.readouterr().out
     assert code == 0
     on = flag != ["--no-select-C"]
@@ -193,8 +193,14 @@ def test_cli_select_C(karate, tmp_path, capsys, fake, flag):
     if on:
         assert f"chosen by   {CHOSEN} (the winner with C = 1: " in out
         assert "C=1" in out.splitlines()[0]
+        assert (f"test        Micro-F1 {best['test_score']:.4f} on the held-out test nodes, C "
+                f"chosen on the non-test labelled nodes (C = 1: {best['test_score_c1']:.4f})"
+                in out)
     else:
         assert "chosen by   validation Micro-F1, classifier C = 1 (the paper's)" in out
+        assert (f"test        Micro-F1 {best['test_score']:.4f} on the held-out test nodes "
+                "(read only after the search)" in out)
+        assert best["test_score_c1"] == best["test_score"]
         assert best["validation_micro_f1_c1"] == best["validation_micro_f1"]
         assert all(r["micro_f1_c1"] == r["micro_f1"] for r in rows)
 

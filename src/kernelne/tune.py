@@ -77,6 +77,9 @@ SUBSAMPLE_CHOICES = [0.0, 1e-5, 1e-4, 1e-3]
 #: as failed, with its reason, and the search goes on.
 TRIAL_ERRORS = FIT_ERRORS
 
+#: A score's C = 1 counterpart (with labels), carried by every trial and finalist.
+_C1_KEYS = ("score_c1", "se_c1")
+
 
 class _TrialFailed(Exception):
     """Raised from the objective after a trial's failure is recorded: Optuna marks the trial
@@ -779,12 +782,12 @@ def tune(
         _check_labels(g, label_nodes, Y, test_mask, test_nodes, labels)
         train_nodes, Y_train = label_nodes[~test_mask], Y[~test_mask]
         metric = "micro_f1"
-        chosen_by = "validation Micro-F1, " + classifier_C(select_C)
+        chosen_by = "validation Micro-F1, " + _classifier_C(select_C)
         validation = (f"Micro-F1 of seeded 50/50 splits of the {len(train_nodes):,} labelled "
                       f"non-test nodes ({int(test_mask.sum()):,} test nodes never read): "
                       + (f"{val_repeats} per search trial, {final_repeats} per finalist"
                          if staged else f"{final_repeats} per trial") + "; "
-                      + classifier_C(select_C)
+                      + _classifier_C(select_C)
                       + ("; the C = 1 score on the same splits recorded beside it"
                          if select_C else ""))
         fit_graph = g
@@ -946,11 +949,7 @@ def tune(
                       test_score_c1=win.get("test_score_c1"))
 
 
-#: A score's C = 1 counterpart (with labels), carried by every trial and finalist.
-_C1_KEYS = ("score_c1", "se_c1")
-
-
-def classifier_C(select_C: bool) -> str:
+def _classifier_C(select_C: bool) -> str:
     """How the validation classifier's C is set, in words."""
     from kernelne.evaluation.classification import SELECT_CS
 
@@ -1216,7 +1215,9 @@ def cmd_tune(args) -> int:
           f"{result.best_score:.4f} ± {_fmt_se(result.best_se)}")
     print(result.summary())
     if result.test_score is not None:
-        print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes "
+        how = (f", C chosen on the non-test labelled nodes (C = 1: "
+               f"{result.test_score_c1:.4f})" if result.select_C else "")
+        print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes{how} "
               "(read only after the search)")
     print(f"time        {result.seconds:.1f} s")
     print(f"wrote       {args.output}" + (f", {report}/" if report else ""))
