@@ -102,6 +102,8 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
 # --- defaults first, finalists re-scored, noise reported -----------------------------------
 
 FULL = 80  # KernelNE's default walks per node: the finalists' count
+#: for the tests whose subject does not depend on the classifier's C: C = 1 is the fast one
+C1 = {"select_C": False}
 
 
 class PlantedFake:
@@ -143,7 +145,8 @@ def fake_kernelne(monkeypatch):
 
 def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, progress=False)
+    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, progress=False,
+                  **C1)
     assert [t["number"] for t in result.trials] == list(range(1, 10))  # from 1
     first = result.trials[:7]
     assert [t["default"] for t in first] == ["gauss", "schoenberg", "multi", "gauss,loglik",
@@ -164,7 +167,7 @@ def test_defaults_are_the_first_trials(groups, fake_kernelne):
 
 def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False)
+    result = tune(graph, (nodes, Y), trials=1, timeout=1e-9, progress=False, **C1)
     assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
                                                      "gauss,loglik", "schoenberg,loglik",
                                                      "multi,loglik", "schoenberg,window_shrink"]
@@ -212,7 +215,7 @@ def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernel
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert sum(bool(r["test_micro_f1"]) for r in rows) == len(result.finals)
     # without a test part there is nothing to audit
-    plain = tune(graph, (nodes, Y), trials=7, progress=False)
+    plain = tune(graph, (nodes, Y), trials=7, progress=False, **C1)
     assert all(f["test_score"] is None for f in plain.finals) and plain.test_score is None
     assert "test" not in plain.table().splitlines()[0].split()
     assert "audit" not in plain.summary()
@@ -220,7 +223,7 @@ def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernel
 
 def test_unstaged_search_scores_every_trial_precisely(groups, fake_kernelne):
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=6, progress=False)
+    result = tune(graph, (nodes, Y), trials=6, progress=False, **C1)
     assert [f["number"] for f in result.finals] == list(range(1, len(KERNELNE_DEFAULTS) + 1))
     assert all(t["splits"] == 10 and t["walks"] == FULL for t in result.trials)
     assert result.best_params["kernel"] == "gauss" and result.ranking["winner"] == 1
@@ -230,7 +233,8 @@ def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path
     import csv
 
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=7, search_walks=5, holdout=0.3, progress=False)
+    result = tune(graph, (nodes, Y), trials=7, search_walks=5, holdout=0.3, progress=False,
+                  **C1)
     assert all(t["se"] is not None and t["se"] >= 0 for t in result.trials)
     assert all(f["se"] >= 0 for f in result.finals) and result.best_se >= 0
     assert "± se" in result.table().splitlines()[0]
@@ -334,14 +338,15 @@ def test_the_search_space_offers_the_loss_options():
 def test_a_fixed_parameter_is_not_searched(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=8, search_walks=5, holdout=0.3,
-                  fixed={"loss": "squared", "window_shrink": True}, progress=False)
+                  fixed={"loss": "squared", "window_shrink": True}, progress=False, **C1)
     # the loglik defaults set the fixed loss otherwise: not tried
     assert [t["default"] for t in result.trials[:3]] == ["gauss", "schoenberg", "multi"]
     assert all(t["default"] == "" for t in result.trials[3:])
     assert all(t["params"].get("loss", "squared") == "squared" for t in result.trials)
     assert all(t["params"]["window_shrink"] is True for t in result.trials)
     # a fixed value that turns a default into an earlier one: tried once, the earlier name
-    result = tune(graph, (nodes, Y), trials=1, fixed={"loss": "loglik"}, progress=False)
+    result = tune(graph, (nodes, Y), trials=1, fixed={"loss": "loglik"}, progress=False,
+                  **C1)
     assert [t["default"] for t in result.trials] == ["gauss", "schoenberg", "multi",
                                                      "schoenberg,window_shrink"]
     assert result.trials[3]["params"]["loss"] == "loglik"

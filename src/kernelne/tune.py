@@ -7,8 +7,12 @@ Protocol (explicit, EvalNE-style):
   search starts and never read by it. Each trial fits the embedding on the whole graph
   (unsupervised, as in the evaluation protocol) and scores the mean Micro-F1 of
   ``val_repeats`` seeded 50/50 splits of the remaining labelled nodes (one-vs-rest logistic
-  regression, top-k rule). After the search, the winner is refitted and, if there is a test
-  part, scored once on it (classifier trained on all non-test labelled nodes).
+  regression, top-k rule; its C chosen per split among 0.01-100 by 3-fold cross-validation on
+  the split's training nodes, as ``kernelne evaluate classify --select-C`` does, or the
+  paper's C = 1 with ``select_C=False``). Each trial also records its Micro-F1 with C = 1 on
+  the same splits. After the search, the winner is refitted and, if there is a test part,
+  scored once on it (classifier trained on all non-test labelled nodes, its C chosen the
+  same way).
 * **Without labels** (link prediction): the given graph is the training graph (e.g. the
   residual graph of a ``kernelne split`` folder; its held-out edges are never passed here).
   A validation split holds out ``val_fraction`` of its edges (residual kept connected, as many
@@ -72,6 +76,9 @@ SUBSAMPLE_CHOICES = [0.0, 1e-5, 1e-4, 1e-3]
 #: What a trial's fit or its scoring may raise for its setting alone: the trial is recorded
 #: as failed, with its reason, and the search goes on.
 TRIAL_ERRORS = FIT_ERRORS
+
+#: A score's C = 1 counterpart (with labels), carried by every trial and finalist.
+_C1_KEYS = ("score_c1", "se_c1")
 
 
 class _TrialFailed(Exception):
@@ -216,7 +223,13 @@ class TuneResult:
     and ``best_se`` are the winner's precise score and its standard error. With a test part,
     each finalist also carries the ``test_score`` of its own refit: read after the choice, to
     audit it (how far the winner is from the best default and from the best finalist on
-    test), never to choose."""
+    test), never to choose.
+
+    With labels, ``select_C`` says whether the classifier's C was chosen per split (True) or
+    held at 1 (False; None: link validation), ``chosen_by`` names the score the choice was
+    made by, and every trial and finalist also carries ``score_c1`` and ``se_c1``, its score
+    with C = 1 on the same splits (``best_score_c1``, ``best_se_c1`` and ``test_score_c1``:
+    the winner's)."""
 
     method: str
     best_params: dict[str, Any]
@@ -231,17 +244,27 @@ class TuneResult:
     finals: list[dict[str, Any]] = field(default_factory=list)
     ranking: dict[str, Any] = field(default_factory=dict)
     best_se: float | None = None
+    select_C: bool | None = None
+    chosen_by: str = ""
+    best_score_c1: float | None = None
+    best_se_c1: float | None = None
+    test_score_c1: float | None = None
 
     def _rows(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The columns and the rows (one per trial, raw values, by column) of the table and
         the CSV. ``state``: ``complete``, ``failed`` (the search's fit or its scoring failed)
-        or ``finalist failed`` (its refit with the full settings failed); ``reason``: why."""
+        or ``finalist failed`` (its refit with the full settings failed); ``reason``: why.
+        With labels, each score's C = 1 counterpart follows it (``micro_f1_c1``,
+        ``se_c1``, ...). The searched parameters are the columns after ``reason``."""
         keys = sorted({k for t in self.trials for k in t["params"]})
         finals = {f["number"]: f for f in self.finals}
         m = self.metric
-        head = ["trial", "default", "state", m, "se", "splits", "walks", "seconds",
-                "final_" + m, "final_se", "final_splits", "final_walks", "final_seconds",
-                "test_" + m, "reason", *keys]
+        c1 = self.select_C is not None
+        head = ["trial", "default", "state", m, "se", *([m + "_c1", "se_c1"] if c1 else []),
+                "splits", "walks", "seconds", "final_" + m, "final_se",
+                *(["final_" + m + "_c1", "final_se_c1"] if c1 else []), "final_splits",
+                "final_walks", "final_seconds", "test_" + m,
+                *(["test_" + m + "_c1"] if c1 else []), "reason", *keys]
         rows = []
         for t in self.trials:
             f = finals.get(t["number"], {})
@@ -255,22 +278,28 @@ class TuneResult:
                 "final_se": f.get("se"), "final_splits": f.get("splits"),
                 "final_walks": f.get("walks"), "final_seconds": f.get("seconds"),
                 "test_" + m: f.get("test_score"), "reason": t.get("reason") or f.get("reason"),
+                m + "_c1": t.get("score_c1"), "se_c1": t.get("se_c1"),
+                "final_" + m + "_c1": f.get("score_c1"), "final_se_c1": f.get("se_c1"),
+                "test_" + m + "_c1": f.get("test_score_c1"),
                 **{k: t["params"].get(k, "") for k in keys}})
         return head, rows
 
     def table(self) -> str:
         """The trials as an aligned text table, best first: the search's score ± its standard
         error and, for the finalists, the precise score (the one the winner is chosen by) and,
-        with a test part, the test score of the audit. A failed trial (last) shows ``failed``
-        for its score and its reason in the last column."""
+        with a test part, the test score of the audit. With C chosen per split, each score's
+        C = 1 counterpart follows it (``C=1`` columns). A failed trial (last) shows
+        ``failed`` for its score and its reason in the last column."""
         head, rows = self._rows()
         m = self.metric
         tested = any(r["test_" + m] is not None for r in rows)
         failed = any(r["reason"] for r in rows)
-        keys = head[15:]
-        shown = ["trial", "default", m, "± se", "walks", "final", "± se", "final walks",
-                 *(["test"] if tested else []), "seconds", *keys,
-                 *(["reason"] if failed else [])]
+        c1 = bool(self.select_C)  # with C = 1 throughout the C = 1 columns repeat the scores
+        keys = head[head.index("reason") + 1:]
+        shown = ["trial", "default", m, "± se", *(["C=1"] if c1 else []), "walks", "final",
+                 "± se", *(["final C=1"] if c1 else []), "final walks",
+                 *(["test"] if tested else []), *(["test C=1"] if tested and c1 else []),
+                 "seconds", *keys, *(["reason"] if failed else [])]
 
         def order(row):
             final, score = row["final_" + m], row[m]
@@ -286,11 +315,15 @@ class TuneResult:
             final_failed = "failed" if r["state"] == "finalist failed" else ""
             cells.append([str(r["trial"]), r["default"] or "",
                           score(r[m], r["state"] == "failed"), _fmt_se(r["se"]),
+                          *([score(r[m + "_c1"], "")] if c1 else []),
                           "" if r["walks"] is None else str(r["walks"]),
                           score(r["final_" + m], final_failed), _fmt_se(r["final_se"]),
+                          *([score(r["final_" + m + "_c1"], "")] if c1 else []),
                           "" if r["final_walks"] is None else str(r["final_walks"]),
                           *(["" if r["test_" + m] is None else _fmt(r["test_" + m])]
                             if tested else []),
+                          *(["" if r["test_" + m + "_c1"] is None
+                             else _fmt(r["test_" + m + "_c1"])] if tested and c1 else []),
                           f"{seconds:.1f}", *[_fmt(r[k]) for k in keys],
                           *([r["reason"] or ""] if failed else [])])
         widths = [max(len(r[i]) for r in cells) for i in range(len(shown))]
@@ -315,8 +348,9 @@ class TuneResult:
 
     def summary(self) -> str:
         """Lines saying how sure the choice is: the winner's precise score ± its standard
-        error, the runner-up's, whether the gap exceeds the noise, and the best default's;
-        then one line per failed fit, with its reason."""
+        error, with labels the score that drove the choice (``chosen by``: C chosen per split
+        or C = 1) and the winner's C = 1 score, the runner-up's, whether the gap exceeds the
+        noise, and the best default's; then one line per failed fit, with its reason."""
         names = {t["number"]: t.get("default") for t in self.trials}
 
         def who(number: int) -> str:
@@ -325,6 +359,12 @@ class TuneResult:
 
         lines = self._ranking_lines(who) if self.ranking else [
             f"best        {self.metric} {self.best_score:.4f}"]
+        if self.chosen_by:
+            c1 = ""
+            if self.select_C and self.best_score_c1 is not None:
+                c1 = (f" (the winner with C = 1: {self.best_score_c1:.4f} ± "
+                      f"{_fmt_se(self.best_se_c1)})")
+            lines.insert(1, f"chosen by   {self.chosen_by}{c1}")
         for f in self.failures():
             stage = {"search": "", "finalist": " as a finalist", "refit": ""}[f["stage"]]
             lines.append(f"failed      {who(f['trial'])}{stage}: {f['reason']}")
@@ -381,8 +421,13 @@ class TuneResult:
             "method": self.method, "best_trial": self.ranking.get("winner"),
             "best_params": self.best_params, "fixed": self.fixed,
             "validation_" + self.metric: self.best_score, "validation_se": self.best_se,
+            **({"validation_" + self.metric + "_c1": self.best_score_c1,
+                "validation_se_c1": self.best_se_c1, "select_C": self.select_C,
+                "chosen_by": self.chosen_by} if self.select_C is not None else {}),
             "validation": self.validation, "ranking": self.ranking,
-            "test_score": self.test_score, "trials": len(self.trials),
+            "test_score": self.test_score,
+            **({"test_score_c1": self.test_score_c1} if self.select_C is not None else {}),
+            "trials": len(self.trials),
             "failed": self.failures()}, indent=2) + "\n", encoding="utf-8")
         plot_trials(self, folder / "trials.png")
         if labels is not None:
@@ -601,13 +646,15 @@ def tune(
     finalists: int = 3,
     final_repeats: int = 10,
     fixed: dict[str, Any] | None = None,
+    select_C: bool = True,
     progress: bool = True,
 ) -> TuneResult:
     """Search ``method``'s settings (:data:`SEARCH_SPACES`) on validation data, then refit.
 
     With labels, each trial is scored by the Micro-F1 of seeded 50/50 splits of the labelled
-    non-test nodes; without labels, by the ROC-AUC of links held out of ``graph``. The search
-    is Optuna's seeded TPE sampler; the protocol is described in :mod:`kernelne.tune`.
+    non-test nodes (the classifier's C chosen per split, see ``select_C``); without labels, by
+    the ROC-AUC of links held out of ``graph``. The search is Optuna's seeded TPE sampler;
+    the protocol is described in :mod:`kernelne.tune`.
 
     Parameters
     ----------
@@ -649,6 +696,15 @@ def tune(
         the search space is not searched (``{"loss": "squared"}`` searches the paper's loss
         only) and the defaults that set it to another value are not tried
         (:func:`default_candidates`).
+    select_C : bool, default True
+        With labels: choose the classifier's C per validation split among
+        :data:`~kernelne.evaluation.classification.SELECT_CS` (0.01 to 100) by 3-fold
+        cross-validation on that split's training nodes only, as ``kernelne evaluate
+        classify --select-C`` does, and choose the settings by that Micro-F1; the test score
+        chooses its C the same way on all non-test labelled nodes. Every trial and finalist
+        also records its Micro-F1 with C = 1 on the same splits (``score_c1``). False: the
+        paper's C = 1 throughout (the choice is then made by the C = 1 score). Ignored
+        without labels.
     progress : bool, default True
         Print one line per trial (and the refit) to standard error.
 
@@ -656,8 +712,10 @@ def tune(
     -------
     TuneResult
         ``best_params``, ``best_score`` and ``best_se``, every trial and finalist, the
-        refitted ``model``, ``validation`` (what was scored and how), ``ranking`` and the
-        ``test_score`` (None without a test part).
+        refitted ``model``, ``validation`` (what was scored and how), ``chosen_by`` (the
+        score the choice was made by), ``ranking`` and the ``test_score`` (None without a
+        test part); with labels also the winner's C = 1 scores (``best_score_c1``,
+        ``test_score_c1``).
 
     Raises
     ------
@@ -693,6 +751,7 @@ def tune(
         evaluate_link_prediction,
         evaluate_node_classification,
     )
+    from kernelne.evaluation.classification import SELECT_CS
 
     _check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
                   search_walks, finalists, final_repeats)
@@ -717,27 +776,39 @@ def tune(
     staged = search_fixed != fixed
     search_repeats = int(val_repeats) if staged else int(final_repeats)
     test_mask = None
+    c_chosen = bool(select_C) if labels is not None else None
     if labels is not None:
         test_mask = _holdout(label_nodes, test_nodes, holdout, seed)
         _check_labels(g, label_nodes, Y, test_mask, test_nodes, labels)
         train_nodes, Y_train = label_nodes[~test_mask], Y[~test_mask]
         metric = "micro_f1"
+        chosen_by = "validation Micro-F1, " + _classifier_C(select_C)
         validation = (f"Micro-F1 of seeded 50/50 splits of the {len(train_nodes):,} labelled "
                       f"non-test nodes ({int(test_mask.sum()):,} test nodes never read): "
                       + (f"{val_repeats} per search trial, {final_repeats} per finalist"
-                         if staged else f"{final_repeats} per trial"))
+                         if staged else f"{final_repeats} per trial") + "; "
+                      + _classifier_C(select_C)
+                      + ("; the C = 1 score on the same splits recorded beside it"
+                         if select_C else ""))
         fit_graph = g
 
-        def validate(model, repeats: int) -> dict[str, Any]:
+        def classify(model, repeats: int, Cs: Sequence[float] | None
+                     ) -> tuple[float, list[float]]:
             table = evaluate_node_classification(
                 (model.embedding_, model.nodes_), Y_train, train_nodes, ratios=[0.5],
-                repeats=repeats, seed=seed, n_jobs=1)
+                repeats=repeats, seed=seed, n_jobs=1, select_C=Cs)
             values = list(getattr(table, "per_split", {}).get(("0.5", "micro_f1"), []))
-            return {"score": float(table.value("micro_f1")), "se": _standard_error(values),
-                    "splits": repeats, "values": values}
+            return float(table.value("micro_f1")), values
+
+        def validate(model, repeats: int) -> dict[str, Any]:
+            score, values = classify(model, repeats, SELECT_CS if select_C else None)
+            c1, c1_values = classify(model, repeats, None) if select_C else (score, values)
+            return {"score": score, "se": _standard_error(values), "splits": repeats,
+                    "values": values, "score_c1": c1, "se_c1": _standard_error(c1_values)}
     else:
         split, fit_graph, n_pos, n_neg = held_out_edges(g, val_fraction, seed)
         metric = "roc_auc"
+        chosen_by = ""
         validation = (f"ROC-AUC on {len(split.test_edges):,} validation edges held out of the "
                       f"given graph (and as many non-edges), fitted on the rest; standard "
                       f"error by Hanley and McNeil")
@@ -748,12 +819,14 @@ def tune(
             return {"score": auc, "se": auc_standard_error(auc, n_pos, n_neg),
                     "splits": 1, "values": []}
 
-    def test(model) -> float | None:
-        """The test score of a model fitted with the full settings (None without a test
-        part): recorded to audit the choice after it is made, never read by it."""
+    def test(model) -> dict[str, float | None]:
+        """The test scores (``test_score``, ``test_score_c1``) of a model fitted with the
+        full settings (None without a test part): recorded to audit the choice after it is
+        made, never read by it."""
         if test_mask is None or not test_mask.any():
-            return None
-        return _test_score(model, label_nodes, Y, test_mask)
+            return {"test_score": None, "test_score_c1": None}
+        chosen, c1 = _test_scores(model, label_nodes, Y, test_mask, select_C, seed)
+        return {"test_score": chosen, "test_score_c1": c1}
 
     def fit(params: dict[str, Any], base: dict[str, Any]):
         with warnings.catch_warnings():  # a collapsed trial simply scores low
@@ -788,7 +861,7 @@ def tune(
         try:
             model = fit(params, search_fixed)
             got = validate(model, search_repeats)
-            tested = None if staged else test(model)
+            tested = {} if staged else test(model)
         except TRIAL_ERRORS as exc:
             record.update(state="failed", reason=failure_reason(exc),
                           input_error=_is_input(exc), score=None, se=None,
@@ -802,13 +875,14 @@ def tune(
                       seconds=time.perf_counter() - t0)
         if not staged:
             keep(number, got["score"], model)
-            record["test_score"] = tested
+            record.update(tested)
         del model
         if progress:
             best = max(r["score"] for r in records if r["state"] == "complete")
             tag = f" (default {names[number]})" if number in names else ""
             print(f"kernelne tune: trial {number}/{total}{tag}  {metric} "
-                  f"{got['score']:.4f} ± {_fmt_se(got['se'])}  (best {best:.4f})  "
+                  f"{got['score']:.4f} ± {_fmt_se(got['se'])}{_c1_note(got, c_chosen)}  "
+                  f"(best {best:.4f})  "
                   f"{json.dumps(params)}", file=sys.stderr, flush=True)
         return got["score"]
 
@@ -837,11 +911,13 @@ def tune(
         raise _every_fit_failed("trial", records, names, records)
     if staged:
         finals = _rescore_finalists(done, names, finalists, final_repeats, fit, validate,
-                                    walks, fixed, keep, test, metric, progress)
+                                    walks, fixed, keep, test, metric, progress, c_chosen)
     else:
         finals = [{"number": r["number"], "score": r["score"], "se": r["se"],
                    "splits": r["splits"], "values": r["values"], "walks": r["walks"],
-                   "seconds": 0.0, "test_score": r["test_score"]} for r in done]
+                   "seconds": 0.0, **{k: r.get(k) for k in _C1_KEYS},
+                   "test_score": r["test_score"], "test_score_c1": r.get("test_score_c1")}
+                  for r in done]
     while True:
         scored = [f for f in finals if f.get("state") != "failed"]
         if not scored:
@@ -867,7 +943,20 @@ def tune(
     test_score = win["test_score"]  # taken on the winner's finalist fit, which is the model
     return TuneResult(method, best["params"], win["score"], metric, records, model,
                       validation, test_score, time.perf_counter() - start, fixed,
-                      finals=finals, ranking=rank_finalists(scored, names), best_se=win["se"])
+                      finals=finals, ranking=rank_finalists(scored, names), best_se=win["se"],
+                      select_C=c_chosen, chosen_by=chosen_by,
+                      best_score_c1=win.get("score_c1"), best_se_c1=win.get("se_c1"),
+                      test_score_c1=win.get("test_score_c1"))
+
+
+def _classifier_C(select_C: bool) -> str:
+    """How the validation classifier's C is set, in words."""
+    from kernelne.evaluation.classification import SELECT_CS
+
+    if select_C:
+        return (f"C chosen per split among {min(SELECT_CS):g}-{max(SELECT_CS):g} by 3-fold CV "
+                "on each split's training nodes")
+    return "classifier C = 1 (the paper's)"
 
 
 def _progress_failed(what: str, name: str | None, params: dict[str, Any], reason: str) -> None:
@@ -910,11 +999,14 @@ def _optimize(study, objective, **kwargs) -> None:
 
 
 def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, walks, fixed,
-                       keep, test, metric, progress) -> list[dict[str, Any]]:
+                       keep, test, metric, progress, select_C=None
+                       ) -> list[dict[str, Any]]:
     """Refit the ``finalists`` best trials and every default with the full settings
     (``fixed``) and score each on ``final_repeats`` validation splits, in trial order (and,
-    with a test part, on it: ``test``, for the audit). ``records``: the completed trials. A
-    finalist whose refit fails is kept with ``state`` ``"failed"`` and its ``reason``."""
+    with a test part, on it: ``test``, for the audit; it returns the finalist's
+    ``test_score`` and ``test_score_c1``). ``records``: the completed trials. A finalist
+    whose refit fails is kept with ``state`` ``"failed"`` and its ``reason``. ``select_C``:
+    the scores had their C chosen (the progress lines then show the C = 1 score too)."""
     top = sorted(records, key=lambda r: -r["score"])[:int(finalists)]
     chosen = {r["number"] for r in top} | set(names)
     pool = [r for r in records if r["number"] in chosen]
@@ -941,14 +1033,14 @@ def _rescore_finalists(records, names, finalists, final_repeats, fit, validate, 
                                  finals[-1]["reason"])
             continue
         finals.append({"number": r["number"], **got, "walks": walks(r["params"], fixed),
-                       "seconds": time.perf_counter() - t0, "test_score": tested})
+                       "seconds": time.perf_counter() - t0, **tested})
         keep(r["number"], got["score"], model)
         del model
         if progress:
             tag = f" (default {names[r['number']]})" if r["number"] in names else ""
             print(f"kernelne tune: {what}{tag}  {metric} {got['score']:.4f} ± "
-                  f"{_fmt_se(got['se'])}  (search {r['score']:.4f})", file=sys.stderr,
-                  flush=True)
+                  f"{_fmt_se(got['se'])}{_c1_note(got, select_C)}  (search {r['score']:.4f})",
+                  file=sys.stderr, flush=True)
     return finals
 
 
@@ -957,20 +1049,44 @@ def _is_input(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and not isinstance(exc, ArithmeticError)
 
 
-def _test_score(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray) -> float:
-    """Micro-F1 on the test nodes of a classifier trained on all other labelled nodes."""
+def _c1_note(got: dict[str, Any], select_C: bool | None) -> str:
+    """A progress line's C = 1 score, when the score beside it had its C chosen."""
+    return f" (C = 1: {got['score_c1']:.4f})" if select_C else ""
+
+
+def _test_scores(model, nodes: np.ndarray, Y: sp.csr_matrix, test_mask: np.ndarray,
+                 select_C: bool, seed: int) -> tuple[float, float]:
+    """Micro-F1 on the test nodes of a classifier trained on all other labelled nodes: with
+    C chosen among :data:`~kernelne.evaluation.classification.SELECT_CS` by 3-fold
+    cross-validation on those nodes (``select_C``; else C = 1), and with C = 1."""
     from sklearn.metrics import f1_score
     from sklearn.multiclass import OneVsRestClassifier
 
-    from kernelne.evaluation.classification import default_classifier, top_k_predictions
+    from kernelne.evaluation.classification import (
+        SELECT_CS,
+        choose_C,
+        default_classifier,
+        top_k_predictions,
+    )
     from kernelne.evaluation.embeddings import embedding_rows
 
     X = model.embedding_[embedding_rows(model.nodes_, nodes)]
     dense = Y.toarray().astype(int)
-    clf = OneVsRestClassifier(default_classifier()).fit(X[~test_mask], dense[~test_mask])
-    scores = clf.predict_proba(X[test_mask])
-    pred = top_k_predictions(scores, dense[test_mask].sum(axis=1))
-    return float(f1_score(dense[test_mask], pred, average="micro"))
+    X_train, Y_train = X[~test_mask], dense[~test_mask]
+
+    def score(C: float) -> float:
+        clf = OneVsRestClassifier(default_classifier(C)).fit(X_train, Y_train)
+        pred = top_k_predictions(clf.predict_proba(X[test_mask]),
+                                 dense[test_mask].sum(axis=1))
+        return float(f1_score(dense[test_mask], pred, average="micro"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a label absent from a small fold
+        c1 = score(1.0)
+        if not select_C:
+            return c1, c1
+        C = choose_C(X_train, Y_train, default_classifier(), SELECT_CS, "top-k", seed)
+        return (c1 if C == 1.0 else score(C)), c1
 
 
 def write_outputs(result: TuneResult, output: str | Path, report: str | Path | None,
@@ -1067,6 +1183,10 @@ def cmd_tune(args) -> int:
         raise InputError("--finalists only matters with --search-walks (without it every "
                          "trial is scored with the full settings): give --search-walks, or "
                          "leave out --finalists")
+    if getattr(args, "select_C_given", False) and args.labels is None:
+        flag = "--select-C" if args.select_C else "--no-select-C"
+        raise InputError(f"{flag} only matters with --labels (link validation trains no "
+                         "classifier): give --labels, or leave it out")
     test_nodes = None
     if args.test_nodes:
         test_nodes = [x for _, fields in iter_records(args.test_nodes) for x in fields]
@@ -1082,7 +1202,7 @@ def cmd_tune(args) -> int:
                   timeout=args.timeout, seed=args.seed, test_nodes=test_nodes,
                   holdout=args.holdout, search_walks=args.search_walks,
                   finalists=args.finalists, final_repeats=args.final_repeats, fixed=fixed,
-                  progress=not args.quiet)
+                  select_C=args.select_C, progress=not args.quiet)
     try:
         write_outputs(result, args.output, report, args.labels)
     except OSError as exc:  # e.g. a full disk: write_outputs leaves nothing behind
@@ -1095,7 +1215,9 @@ def cmd_tune(args) -> int:
           f"{result.best_score:.4f} ± {_fmt_se(result.best_se)}")
     print(result.summary())
     if result.test_score is not None:
-        print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes "
+        how = (f", C chosen on the non-test labelled nodes (C = 1: "
+               f"{result.test_score_c1:.4f})" if result.select_C else "")
+        print(f"test        Micro-F1 {result.test_score:.4f} on the held-out test nodes{how} "
               "(read only after the search)")
     print(f"time        {result.seconds:.1f} s")
     print(f"wrote       {args.output}" + (f", {report}/" if report else ""))
@@ -1114,9 +1236,18 @@ class _Given(argparse.Action):
         setattr(namespace, f"{self.dest}_given", True)
 
 
+class _GivenFlag(argparse.BooleanOptionalAction):
+    """``--NAME/--no-NAME``, noting that either was given (``select_C_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def register(sub) -> None:
     """Add ``kernelne tune`` to the CLI."""
     from kernelne.cli_grammar import add_command, add_deprecated_alias, seed_value
+    from kernelne.evaluation.classification import SELECT_CS
 
     p = add_command(
         sub, "tune", help="choose a method's settings on validation data, then refit",
@@ -1149,6 +1280,12 @@ def register(sub) -> None:
                    "default, with the full settings before choosing")
     p.add_argument("--final-repeats", type=int, default=10,
                    help="validation splits of a precise score (labels only)")
+    p.add_argument("--select-C", dest="select_C", action=_GivenFlag, default=True,
+                   help="with --labels only: choose the classifier's C per validation split "
+                   f"among {', '.join(f'{c:g}' for c in SELECT_CS)} by 3-fold "
+                   "cross-validation on that split's training nodes, and choose the settings "
+                   "by that Micro-F1 (the C = 1 score is recorded beside it); "
+                   "--no-select-C: the paper's C = 1 throughout")
     p.add_argument("--fix", action="append", default=None, metavar="NAME=VALUE",
                    help="hold a parameter of the method at VALUE in every fit, searched or "
                    "not (repeatable, once per parameter; e.g. --fix loss=squared --fix "
