@@ -29,7 +29,7 @@ the highest mean (an oracle: chosen on the scores themselves). Usage:
 
 ``dense``: ``nx.planted_partition_graph(10, 150, 24/149, 36/1350, seed=3)`` (1,500 nodes,
 mean degree about 60, tests/test_partitioned.py), labels its ten groups. ``dense2``: COLLAPSE.md's
-graph, ``kernelne generate 20000 600000 20 0.7 dense2 --seed 2`` (20,000 nodes, 600,000 edges,
+graph, ``kernelne generate 20000 600000 20 0.7 -o dense2 --seed 2`` (20,000 nodes, 600,000 edges,
 mean degree 60, 20 groups, mixing 0.7), labels its groups.
 """
 
@@ -61,7 +61,7 @@ def load(name: str) -> tuple[Graph, np.ndarray, np.ndarray]:
         nodes = np.asarray(graph.nodes)
         Y = np.eye(10, dtype=int)[nodes.astype(int) // 150]
         return graph, nodes, Y
-    if name == "dense2":  # kernelne generate 20000 600000 20 0.7 dense2 --seed 2
+    if name == "dense2":  # kernelne generate 20000 600000 20 0.7 -o dense2 --seed 2
         edges, comm = planted_partition_sbm(20000, 600000, 20, 0.7, seed=2)
         graph = Graph.from_edges(edges[:, 0], edges[:, 1])
         nodes = np.asarray(graph.nodes)

@@ -1,7 +1,7 @@
 """Scaling: KernelNE on planted-partition graphs of 10^4..10^6 nodes (average degree 20).
 
 For each size the script writes a labelled degree-corrected planted-partition graph with
-``kernelne.generators`` (``kernelne generate N 10N 50 0.5 PREFIX``: N nodes, 10 N edges, 50
+``kernelne.generators`` (``kernelne generate N 10N 50 0.5 -o PREFIX``: N nodes, 10 N edges, 50
 communities, mixing 0.5, seed 0; the same graph as the reference ``make_sbm.py``) and
 measures, each stage in a fresh process (so peak memory is that stage's own):
 
@@ -88,11 +88,11 @@ def make_graph(n: int, work: Path) -> Path:
     prefix = work / f"sbm_{n}"
     if not (work / f"sbm_{n}.edges").exists():
         subprocess.run([sys.executable, "-m", "kernelne.cli", "generate", str(n), str(10 * n),
-                        "50", "0.5", str(prefix), "--seed", "0"], check=True)
+                        "50", "0.5", "-o", str(prefix), "--seed", "0"], check=True)
     npz = work / f"sbm_{n}.npz"
     if not npz.exists():
         subprocess.run([sys.executable, "-m", "kernelne.cli", "convert",
-                        f"{prefix}.edges", str(npz)], check=True, capture_output=True)
+                        f"{prefix}.edges", "-o", str(npz)], check=True, capture_output=True)
     return prefix
 
 

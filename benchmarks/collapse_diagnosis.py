@@ -5,7 +5,7 @@ For each run, every few chunks: the neighbour AUC and the rows' shape statistics
 edges (positives) and random pairs (negatives); the loss history of the fit; Micro-F1 at 50%
 at the end. Writes ``docs/figures/collapse_*.png`` and prints a table (docs/COLLAPSE.md).
 
-    kernelne generate 10000 330000 40 0.6 /tmp/dense --seed 1
+    kernelne generate 10000 330000 40 0.6 -o dense --seed 1
     python benchmarks/collapse_diagnosis.py --dense /tmp/dense
 """
 

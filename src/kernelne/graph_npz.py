@@ -47,7 +47,7 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
         with np.load(path, allow_pickle=False) as z:
             if str(z.get("format", "")) != FORMAT:
                 raise InputError("not a kernelne graph file (convert one with "
-                                 "`kernelne convert GRAPH OUT.npz`)", path)
+                                 "`kernelne convert GRAPH -o OUT.npz`)", path)
             if int(z["version"]) != VERSION:
                 raise InputError(f"graph file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
