@@ -4,7 +4,8 @@ Each measurement runs in a fresh Python process (so peak RSS is that load's own)
 ``--repeats`` runs. The line reader is timed on the first ``--line-edges`` edges only (it is
 slow) and its time scaled per edge; the ratio is per edge.
 
-    python benchmarks/bench_loading.py /tmp/sbm1m.edges   # kernelne generate 1000000 10000000 ...
+    kernelne generate 1000000 10000000 50 0.5 -o sbm1m
+    python benchmarks/bench_loading.py sbm1m.edges
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def main() -> None:
                 dst.write(line)
         npz = Path(tmp) / "graph.npz"
         # in a child: on Linux a child inherits its parent's peak RSS across exec
-        subprocess.run([sys.executable, "-m", "kernelne.cli", "convert", args.edges, str(npz)],
-                       check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "kernelne.cli", "convert", args.edges, "-o",
+                        str(npz)], check=True, capture_output=True)
         fast = measure(Path(args.edges), "fast", args.repeats)
         fast_head = measure(head, "fast", args.repeats)
         lines_head = measure(head, "lines", args.repeats)
