@@ -37,6 +37,8 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -425,6 +427,184 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
 
 
 # ---------------------------------------------------------------------------------------------
+# The folder
+
+MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
+LOCK = "kernelne.lock"  # the running fit's pid, host and token
+WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
+
+
+@contextmanager
+def partition_folder(partition_dir: str | os.PathLike | None, client=None) -> Iterator[Path]:
+    """The folder of a partitioned fit, locked for the enclosed block.
+
+    Parameters
+    ----------
+    partition_dir
+        The user's folder (made absolute; it must be absent, empty or made by a partitioned
+        fit), or ``None`` for a new temporary ``kernelne-parts-*`` folder, removed if the
+        block raises (any exception, ``KeyboardInterrupt`` and the CLI's SIGTERM included).
+    client
+        A ``distributed.Client``: every connected worker must read the lock file at the same
+        path and write beside it, or :class:`InputError` is raised before any work.
+
+    Yields
+    ------
+    Path
+        The absolute folder, holding :data:`MARKER` and this run's :data:`LOCK` (removed on
+        exit).
+    """
+    temporary = partition_dir is None
+    if temporary:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-")).resolve()
+    else:
+        folder = usable_folder(partition_dir)
+    done = False
+    token = None
+    try:
+        token = _lock(folder)
+        if not (folder / MARKER).exists():
+            _write_json(folder / MARKER, {"kernelne": "partitioned fit",
+                                          "plan_version": PLAN_VERSION})
+        if client is not None:
+            check_workers_see(client, folder, token, temporary)
+        yield folder
+        done = True
+    finally:
+        if token is not None:
+            _unlock(folder, token)
+        if temporary and not done:
+            remove_folder(folder)
+
+
+def usable_folder(partition_dir: str | os.PathLike) -> Path:
+    """``partition_dir`` as an absolute folder that exists and can be written: absent (made
+    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
+    ``plan.json``).
+    Anything else is one :class:`InputError` naming the folder."""
+    folder = Path(os.path.abspath(os.path.expanduser(os.fspath(partition_dir))))
+    if folder.exists() and not folder.is_dir():
+        raise InputError("--partition-dir names a file, not a folder: give a new or empty "
+                         "folder", folder)
+    try:
+        entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise InputError(f"--partition-dir holds files a partitioned fit did not make "
+                             f"({shown}): give a new or empty folder", folder)
+        folder.mkdir(parents=True, exist_ok=True)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"--partition-dir cannot be made or read "
+                         f"({exc.strerror or exc}): give a folder you can write", folder) from None
+    return folder
+
+
+def _lock(folder: Path) -> str:
+    """Create ``folder/LOCK`` (atomically: ``O_CREAT | O_EXCL``) holding this process' pid,
+    host and a new token, and return the token; a lock already there is an
+    :class:`InputError` saying who holds it, or that it looks stale."""
+    import socket
+    import uuid
+
+    path = folder / LOCK
+    token = uuid.uuid4().hex
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise InputError(_held(folder, path)) from None
+    except OSError as exc:
+        raise InputError(f"--partition-dir cannot be written ({exc.strerror or exc}): give a "
+                         "folder you can write", folder) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "token": token}, fh)
+    return token
+
+
+def _held(folder: Path, path: Path) -> str:
+    """Why the lock at ``path`` refuses this run: who holds it, or that it looks stale."""
+    import socket
+
+    try:
+        owner = json.loads(path.read_text(encoding="utf-8"))
+        pid, host = int(owner["pid"]), str(owner["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return (f"--partition-dir {folder} is locked by another run ({path} is unreadable); "
+                f"remove {path} if no other run uses the folder")
+    if host == socket.gethostname() and not _alive(pid):
+        return (f"--partition-dir {folder} is locked by pid {pid} on host {host}, which is no "
+                f"longer running: the lock looks stale (a run that was killed); remove {path} "
+                "to use the folder (it resumes that fit)")
+    return (f"--partition-dir {folder} is in use by pid {pid} on host {host} (remove {path} "
+            "if that process is gone)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _unlock(folder: Path, token: str) -> None:
+    """Remove ``folder/LOCK`` if it is still this run's (its token)."""
+    path = folder / LOCK
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("token") == token:
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def worker_sees(lock_path: str, token: str) -> str | None:
+    """On a Dask worker: ``None`` if the lock file at ``lock_path`` holds ``token`` and a file
+    can be written beside it, else what went wrong."""
+    try:
+        with open(lock_path, encoding="utf-8") as fh:
+            if json.load(fh).get("token") != token:
+                return "another folder is at that path there"
+        probe = Path(lock_path).with_name(f".probe-{token}-{os.getpid()}")
+        probe.write_bytes(b"")
+        probe.unlink()
+    except (OSError, ValueError, AttributeError) as exc:
+        return str(exc)
+    return None
+
+
+def check_workers_see(client, folder: Path, token: str, temporary: bool = False) -> None:
+    """Ask every worker connected to ``client``'s scheduler to read this run's lock file
+    (:func:`worker_sees`); an :class:`InputError` if one cannot, or if no worker answers
+    within :data:`WORKER_CHECK_SECONDS`."""
+    lock = str(folder / LOCK)
+    deadline = time.monotonic() + WORKER_CHECK_SECONDS
+    while True:
+        answers = client.run(worker_sees, lock, token)
+        if answers or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    if not answers:
+        raise InputError(f"no Dask worker is connected to the scheduler "
+                         f"({client.scheduler.address}) after {WORKER_CHECK_SECONDS:.0f} s: "
+                         "start workers (dask worker ADDRESS) and run again")
+    failed = {w: why for w, why in answers.items() if why is not None}
+    if failed:
+        worker, why = next(iter(failed.items()))
+        what = ("the temporary folder" if temporary else "--partition-dir")
+        hint = (": give --partition-dir a folder every worker reads and writes at the same "
+                "path (a shared file system)" if temporary else
+                ": it must be a folder every worker reads and writes at the same path (a shared "
+                "file system)")
+        raise InputError(f"the Dask workers cannot see {what} {folder}{hint} "
+                         f"({len(failed)} of {len(answers)} workers; {worker}: {why})")
+
+
+# ---------------------------------------------------------------------------------------------
 # The driver
 
 
@@ -472,15 +652,17 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                     ) -> PartitionedResult:
     """Train ``model`` (a :class:`~kernelne.model.KernelNE` with ``partitions > 1``) on
     ``graph`` bucket by bucket, in ``model.partition_dir`` (a new temporary folder if None),
-    on ``client`` (a ``distributed.Client``) or in this process."""
+    on ``client`` (a ``distributed.Client``) or in this process. The folder is made absolute
+    and, with a client, checked to be the same folder on every worker before any work."""
+    with partition_folder(model.partition_dir, client) as folder:
+        return _fit_in(folder, model, graph, kernels, seed, client, progress)
+
+
+def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
+            ) -> PartitionedResult:
+    """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     parts, d = int(model.partitions), int(model.dim)
     n = graph.n_nodes
-    folder = Path(model.partition_dir) if model.partition_dir else None
-    if folder is None:
-        import tempfile
-
-        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-"))
-    folder.mkdir(parents=True, exist_ok=True)
     corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
                         int(seed), model.chunk_walks)
     rounds = int(model.rounds) if model.rounds else min(DEFAULT_ROUNDS, corpus.n_walks)
