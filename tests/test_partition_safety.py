@@ -277,3 +277,47 @@ def test_a_service_that_answers_garbage_is_not_read_as_a_scheduler(tmp_path, edg
     assert code == 2
     one_error_line(err, f"no Dask scheduler at {greeter}: something else answered", "SSH-2.0")
     assert "out of memory" not in err
+
+
+# --- R15: resuming a fit made without a seed -------------------------------------------------
+
+
+class Crash(Exception):
+    pass
+
+
+def crash_after(monkeypatch, buckets: int) -> None:
+    """Make the fit stop (like a killed driver) when it starts bucket number ``buckets + 1``."""
+    real, calls = partitioned.bucket_task, []
+
+    def dies(*args):
+        calls.append(args)
+        if len(calls) > buckets:
+            raise Crash
+        return real(*args)
+
+    monkeypatch.setattr(partitioned, "bucket_task", dies)
+
+
+@pytest.mark.parametrize("give_seed", [False, True])
+def test_a_fit_without_a_seed_resumes_with_the_seed_of_its_plan(tmp_path, monkeypatch,
+                                                                 give_seed):
+    g = small_graph()
+    folder = tmp_path / "run"
+    with monkeypatch.context() as m:
+        crash_after(m, 3)  # step 0 (2 buckets) done, step 1 cut
+        with pytest.raises(Crash):
+            small_model(folder, random_state=None).fit(g)
+    seed = json.loads((folder / "plan.json").read_text())["seed"]
+    assert json.loads((folder / "progress.json").read_text())["step"] == 1
+    resumed = small_model(folder, random_state=seed if give_seed else None).fit(g)
+    assert resumed.partition_run_.resumed_at_step == 1
+    clean = small_model(tmp_path / "clean", random_state=seed).fit(g)
+    np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)
+
+
+def test_another_seed_on_a_folder_is_refused_naming_the_seed(tmp_path):
+    g = small_graph()
+    small_model(tmp_path / "run", random_state=1).fit(g)
+    with pytest.raises(InputError, match=r"another graph or other settings \(seed differ"):
+        small_model(tmp_path / "run", random_state=2).fit(g)

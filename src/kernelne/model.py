@@ -414,7 +414,7 @@ class KernelNE(EmbeddingEstimator):
                 remove_folder(Path(run.A.filename).parent)
             check_finite(A, B, run.beta)
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
-                                            seed=int(seed % 2**32))
+                                            seed=int(run.seed % 2**32))  # a resumed fit's
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
         warn_if_collapsed(self.health_, mean_degree,
                           ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),

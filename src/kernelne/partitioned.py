@@ -631,6 +631,7 @@ class PartitionedResult:
     bucket_peak_mb: float
     walk_seconds: float
     train_seconds: float
+    seed: int = 0
 
 
 def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
@@ -640,8 +641,44 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
         "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
         "kernels": [str(k) for k in kernels],
         "params": {k: repr(v) for k, v in sorted(model.get_params().items())
-                   if k not in ("workers", "verbose", "partition_dir")},
+                   if k not in ("workers", "verbose", "partition_dir", "random_state")},
     }
+
+
+def _read_json(path: Path, folder: Path) -> dict:
+    """A record of the folder (``plan.json``, ``progress.json``), or an :class:`InputError`
+    naming it if it cannot be read as one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot be read ({exc}): the partitioned fit's folder {folder} is "
+                         "damaged; remove it to start over", path) from None
+    if not isinstance(data, dict) or (path.name == "progress.json" and not isinstance(
+            data.get("step"), int)):
+        raise InputError(f"is not a record of a partitioned fit: the folder {folder} is "
+                         "damaged; remove it to start over", path)
+    return data
+
+
+def _recorded_seed(plan: dict, path: Path, folder: Path) -> np.uint64:
+    """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
+    try:
+        return np.uint64(int(plan["seed"]) % 2**64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"records no seed: the folder {folder} is damaged; remove it to "
+                         "start over", path) from None
+
+
+def _differences(old: dict, plan: dict) -> str:
+    """The settings in which a folder's plan and this fit's differ, by name."""
+    names = [k for k in plan if k != "params" and old.get(k) != plan[k]]
+    params, old_params = plan.get("params", {}), old.get("params", {})
+    if not isinstance(old_params, dict):
+        old_params = {}
+    names += [k for k in sorted(set(params) | set(old_params))
+              if old_params.get(k) != params.get(k)]
+    names += [k for k in old if k not in plan]
+    return ", ".join(dict.fromkeys(names)) or "the records"
 
 
 def round_bounds(n_walks: int, rounds: int) -> list[tuple[int, int]]:
@@ -663,19 +700,24 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
     """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     parts, d = int(model.partitions), int(model.dim)
     n = graph.n_nodes
+    plan_file, progress_file = folder / "plan.json", folder / "progress.json"
+    old = _read_json(plan_file, folder) if plan_file.exists() else None
+    if old is not None and model.random_state is None:  # resumed: the recorded fit's seed
+        seed = _recorded_seed(old, plan_file, folder)
     corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
                         int(seed), model.chunk_walks)
     rounds = int(model.rounds) if model.rounds else min(DEFAULT_ROUNDS, corpus.n_walks)
     plan = _plan(model, graph, kernels, rounds, parts, seed)
-    plan_file, progress_file = folder / "plan.json", folder / "progress.json"
     state: dict[str, Any] = {"step": 0, "pairs": 0, "losses": []}
-    if plan_file.exists():
-        old = json.loads(plan_file.read_text(encoding="utf-8"))
+    if old is not None:
+        if isinstance(old.get("params"), dict):
+            old["params"].pop("random_state", None)  # recorded as "seed"
         if old != plan:
-            raise InputError("holds a partitioned fit of another graph or other settings; "
-                             "give an empty folder (--partition-dir)", folder)
+            raise InputError("holds a partitioned fit of another graph or other settings "
+                             f"({_differences(old, plan)} differ); give an empty folder "
+                             "(--partition-dir)", folder)
         if progress_file.exists():
-            state = json.loads(progress_file.read_text(encoding="utf-8"))
+            state = _read_json(progress_file, folder)
     resumed_at = int(state["step"])
     walk_start = time.perf_counter()
     counts = _make_walks(folder, corpus, rounds, parts, progress, state)
@@ -769,6 +811,7 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
         int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, bucket_phases, peak, walk_seconds, train_seconds,
+        int(seed),
     )
 
 
