@@ -321,3 +321,151 @@ def test_another_seed_on_a_folder_is_refused_naming_the_seed(tmp_path):
     small_model(tmp_path / "run", random_state=1).fit(g)
     with pytest.raises(InputError, match=r"another graph or other settings \(seed differ"):
         small_model(tmp_path / "run", random_state=2).fit(g)
+
+
+# --- R04/R06/R07/R08: a damaged folder on resume ---------------------------------------------
+
+
+def interrupted_fit(folder, monkeypatch, g) -> None:
+    """A fit stopped after its first step (2 buckets): it resumes at step 1."""
+    with monkeypatch.context() as m:
+        crash_after(m, 3)
+        with pytest.raises(Crash):
+            small_model(folder).fit(g)
+    assert json.loads((folder / "progress.json").read_text())["step"] == 1
+
+
+@pytest.mark.parametrize("damage", ["missing", "cut short", "NaN"])
+def test_a_damaged_block_on_resume_names_the_file(tmp_path, monkeypatch, damage):
+    g = small_graph()
+    folder = tmp_path / "run"
+    interrupted_fit(folder, monkeypatch, g)
+    block = partitioned.block_path(folder, "B", 1, 1)
+    if damage == "missing":
+        block.unlink()
+    elif damage == "cut short":
+        with open(block, "r+b") as fh:
+            fh.truncate(block.stat().st_size - 8)
+    else:
+        rows = np.load(block)
+        rows[3, 2] = np.nan
+        np.save(block, rows)
+    with pytest.raises(InputError) as err:
+        small_model(folder).fit(g)
+    message = str(err.value)
+    assert message.startswith(f"{block}: ") and "damaged; remove it to start over" in message
+    if damage == "NaN":
+        assert "NaN" in message
+
+
+@pytest.mark.parametrize("record", ["progress.json", "plan.json"])
+def test_a_corrupt_record_names_the_file(tmp_path, monkeypatch, capsys, edge_file, record):
+    folder = tmp_path / "run"
+    argv = ["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, "--partition-dir", folder]
+    with monkeypatch.context() as m:
+        crash_after(m, 3)
+        with pytest.raises(Crash):
+            run_cli(argv, capsys)
+    (folder / record).write_text('{"step": ')
+    code, err = run_cli(argv, capsys)
+    assert code == 2
+    one_error_line(err, str(folder / record), "damaged")
+
+
+def test_a_cut_round_of_walks_on_resume_names_the_file(tmp_path, monkeypatch):
+    g = small_graph()
+    folder = tmp_path / "run"
+    interrupted_fit(folder, monkeypatch, g)
+    walks = folder / "walks" / "round1.npy"
+    with open(walks, "r+b") as fh:
+        fh.truncate(walks.stat().st_size // 2)
+    with pytest.raises(InputError, match=f"^{walks}: is cut short"):
+        small_model(folder).fit(g)
+
+
+# --- O34: NaN and infinite parameters --------------------------------------------------------
+
+
+@pytest.mark.parametrize("option, value", [("--reg", "nan"), ("--lr", "inf"), ("-p", "nan")])
+def test_a_parameter_that_is_not_finite_is_refused(tmp_path, edge_file, capsys, option, value):
+    code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, option, value],
+                        capsys)
+    assert code == 2
+    one_error_line(err, f"{option.lstrip('-')} must be a finite number, got {value}")
+    assert not (tmp_path / "e.npy").exists()
+
+
+# --- R01: a rerun on a finished folder -------------------------------------------------------
+
+
+def test_a_rerun_on_a_finished_folder_says_it_trained_nothing(tmp_path, edge_file, capsys):
+    argv = ["embed", edge_file, *FAST, "--partition-dir", tmp_path / "run"]
+    argv.remove("--quiet")
+    assert main([str(a) for a in [*argv, "-o", tmp_path / "a.npy"]]) == 0
+    first = capsys.readouterr().out
+    assert "pairs/s" in first and "trained by this run" not in first
+    assert main([str(a) for a in [*argv, "-o", tmp_path / "b.npy"]]) == 0
+    out, err = capsys.readouterr()
+    assert "holds a finished fit: nothing was trained" in err
+    pairs = next(line for line in out.splitlines() if line.startswith("pairs"))
+    assert "none trained by this run" in pairs and "pairs/s" not in pairs
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+
+
+# --- PX10/D04/D06: too many partitions or rounds ---------------------------------------------
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("--partitions", "50", ["--partitions 50 is too many for a graph of 149 nodes",
+                            "at most 49"]),
+    ("--rounds", "100000", ["--rounds 100000 is too many: at most 20"]),
+])
+def test_too_many_partitions_or_rounds_are_refused_before_any_work(tmp_path, edge_file, capsys,
+                                                                  option, value, words):
+    argv = ["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, "--partition-dir",
+            tmp_path / "run"]
+    argv[argv.index(option) + 1] = value
+    code, err = run_cli(argv, capsys)
+    assert code == 2
+    one_error_line(err, *words)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_most_partitions_still_train(tmp_path):
+    g = small_graph(n=30, m=90)
+    model = small_model(None, partitions=partitioned.max_partitions(30), rounds=1).fit(g)
+    assert model.embedding_.shape == (30, 8) and np.isfinite(model.embedding_).all()
+
+
+# --- temporary folders -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "error"])
+def test_the_temporary_folder_is_removed_when_the_fit_stops(tmp_path, edge_file, capsys,
+                                                             monkeypatch, stop):
+    import tempfile
+
+    import kernelne.cli
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    calls = []
+
+    def stops(*args):
+        calls.append(args)
+        if len(calls) == 3:
+            raise kernelne.cli._Terminated if stop == "SIGTERM" else OSError("disk full")
+        return real(*args)
+
+    real = partitioned.bucket_task
+    monkeypatch.setattr(partitioned, "bucket_task", stops)
+    out = tmp_path / "e.npy"
+    if stop == "SIGTERM":
+        assert main([str(a) for a in ["embed", edge_file, "-o", out, *FAST]]) == 143
+    else:
+        with pytest.raises(OSError, match="disk full"):
+            main([str(a) for a in ["embed", edge_file, "-o", out, *FAST]])
+    assert len(calls) == 3
+    assert list(scratch.iterdir()) == [] and not out.exists()
+

@@ -37,6 +37,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -632,6 +633,8 @@ class PartitionedResult:
     walk_seconds: float
     train_seconds: float
     seed: int = 0
+    trained_pairs: int = 0
+    steps: int = 0
 
 
 def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
@@ -643,6 +646,59 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
         "params": {k: repr(v) for k, v in sorted(model.get_params().items())
                    if k not in ("workers", "verbose", "partition_dir", "random_state")},
     }
+
+
+def damaged(path: Path, folder: Path, why: str) -> InputError:
+    """The error of a file of a partitioned fit's folder that cannot be used."""
+    return InputError(f"{why}: the partitioned fit's folder {folder} is damaged; remove it "
+                      "to start over", path)
+
+
+def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version: int) -> None:
+    """Before a resumed fit trains: every file it reads is there and whole (the walks and
+    masks by their headers, the counts and the negatives read), and version ``version`` of
+    the blocks (if above 0: version 0 is made again) has its shape and only finite values.
+    Otherwise :func:`damaged` naming the first bad file."""
+    for r in range(rounds):
+        for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
+            _check_npy(folder / name, folder)
+    try:
+        np.load(folder / "walks" / "counts.npy")
+        for j in range(parts):
+            with np.load(folder / "noise" / f"noise{j}.npz") as z:
+                Noise(z["prob"], z["alias"])
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
+        raise damaged(Path(getattr(exc, "filename", None) or folder), folder,
+                      f"cannot be read ({exc})") from None
+    if version == 0:
+        return
+    for which in "AB":
+        for i in range(parts):
+            path = block_path(folder, which, i, version)
+            try:
+                block = read_block(path)
+            except (OSError, ValueError) as exc:
+                raise damaged(path, folder, f"cannot be read ({exc.strerror or exc})") from None
+            if block.shape != (part_size(n, parts, i), d):
+                raise damaged(path, folder, f"holds a block of shape {block.shape}, not "
+                              f"{(part_size(n, parts, i), d)}")
+            if not np.isfinite(block).all():
+                raise damaged(path, folder, "holds NaN or infinite values (a damaged file, or "
+                              "a fit that diverged: then start over with a smaller --lr)")
+
+
+def _check_npy(path: Path, folder: Path) -> None:
+    """A .npy file whose size is what its header says, or :func:`damaged`."""
+    try:
+        with open(path, "rb") as fh:
+            shape, _, dtype = _npy_header(fh)
+            expected = fh.tell() + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        size = path.stat().st_size
+    except (OSError, ValueError) as exc:
+        raise damaged(path, folder, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+                      ) from None
+    if size < expected:
+        raise damaged(path, folder, f"is cut short ({size:,} of {expected:,} bytes)")
 
 
 def _read_json(path: Path, folder: Path) -> dict:
@@ -691,8 +747,37 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     ``graph`` bucket by bucket, in ``model.partition_dir`` (a new temporary folder if None),
     on ``client`` (a ``distributed.Client``) or in this process. The folder is made absolute
     and, with a client, checked to be the same folder on every worker before any work."""
+    check_partition_settings(model, graph.n_nodes)
     with partition_folder(model.partition_dir, client) as folder:
         return _fit_in(folder, model, graph, kernels, seed, client, progress)
+
+
+def max_partitions(n_nodes: int) -> int:
+    """The most partitions a graph of ``n_nodes`` nodes is cut into: fewer than a third of its
+    nodes (a round trains ``P x P`` buckets: parts of a few nodes only add steps)."""
+    return max(1, (n_nodes - 1) // 3)
+
+
+def max_rounds(walks_per_node: int) -> int:
+    """The most rounds of walks: one per walk of each node (:data:`DEFAULT_ROUNDS` at least);
+    each round is two files and ``P`` steps, and a round shorter than a walk per node only adds
+    steps."""
+    return max(DEFAULT_ROUNDS, int(walks_per_node))
+
+
+def check_partition_settings(model, n_nodes: int) -> None:
+    """An :class:`InputError` before any work if ``model.partitions`` or ``model.rounds``
+    cannot be trained on a graph of ``n_nodes`` nodes (:func:`max_partitions`,
+    :func:`max_rounds`)."""
+    parts, limit = int(model.partitions), max_partitions(n_nodes)
+    if parts > limit:
+        raise InputError(f"--partitions {parts} is too many for a graph of {n_nodes:,} nodes: "
+                         f"at most {limit} (fewer than a third of the nodes)")
+    rounds, most = model.rounds, max_rounds(model.walks_per_node)
+    if rounds is not None and int(rounds) > most:
+        raise InputError(f"--rounds {rounds} is too many: at most {most} (the walks per node, "
+                         f"or {DEFAULT_ROUNDS}; every round is 2 files and P steps, and a "
+                         "round of less than one walk per node only adds steps)")
 
 
 def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
@@ -719,6 +804,8 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
         if progress_file.exists():
             state = _read_json(progress_file, folder)
     resumed_at = int(state["step"])
+    if state.get("walks_done"):
+        check_folder(folder, rounds, parts, n, d, resumed_at)
     walk_start = time.perf_counter()
     counts = _make_walks(folder, corpus, rounds, parts, progress, state)
     if "walks_done" not in state:
@@ -745,6 +832,11 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
     bucket_seconds: list[float] = []
     bucket_phases: dict[str, float] = {}
     peak = 0.0
+    trained = 0  # pairs this run trained
+    if resumed_at >= len(schedule):
+        warnings.warn(f"--partition-dir {folder} holds a finished fit: nothing was trained, "
+                      "its rows are read back (give an empty folder to fit again)",
+                      stacklevel=3)
     train_start = time.perf_counter()
     bar = tqdm(total=len(schedule), initial=resumed_at, unit="step", disable=not progress,
                desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
@@ -769,6 +861,7 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
             step_pairs = sum(res["pairs"] for res in results)
+            trained += step_pairs
             pos = sum(res["losses"][0] for res in results)
             neg = sum(res["losses"][1] for res in results)
             state["pairs"] = int(state["pairs"]) + step_pairs
@@ -811,7 +904,7 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
         int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, bucket_phases, peak, walk_seconds, train_seconds,
-        int(seed),
+        int(seed), trained, len(schedule),
     )
 
 
