@@ -283,8 +283,7 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     lines = [
         f"graph      {graph.summary()}",
         f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
-        f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(running, 1e-9):,.0f}"
-        " pairs/s" + (" (compiling excluded)" if compiling else ""),
+        pairs_line(model, running, compiling),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
     pool = getattr(model, "negative_pool_", 0)
@@ -358,6 +357,21 @@ def duplicates_note(dropped: int, reweighted: int) -> str:
         text += (f" ({reweighted:,} of them with a weight different from the edge's first "
                  "occurrence: the first weight was kept)")
     return text
+
+
+def pairs_line(model, running: float, compiling: float) -> str:
+    """The summary's pairs and their speed; a resumed partitioned fit's speed counts only the
+    pairs this run trained, and a finished fit read back says it trained nothing."""
+    run = getattr(model, "partition_run_", None)
+    if run is None or not run.resumed_at_step:
+        return (f"pairs      {model.n_pairs_:,} at {model.n_pairs_ / max(running, 1e-9):,.0f}"
+                " pairs/s" + (" (compiling excluded)" if compiling else ""))
+    if run.trained_pairs == 0:
+        return (f"pairs      {model.n_pairs_:,}, none trained by this run: it resumed a "
+                "finished fit (--partition-dir) and read its rows back")
+    return (f"pairs      {model.n_pairs_:,}, {run.trained_pairs:,} trained by this run "
+            f"(resumed at step {run.resumed_at_step} of {run.steps}) at "
+            f"{run.trained_pairs / max(running, 1e-9):,.0f} pairs/s")
 
 
 def report_graph(graph, out=None) -> None:

@@ -408,6 +408,21 @@ class KernelNE(EmbeddingEstimator):
         if not (math.isfinite(subsample) and 0 <= subsample < 1):
             raise ValueError(f"subsample must be a threshold in [0, 1) (0 = off; word2vec "
                              f"uses 1e-3 to 1e-5), got {self.subsample!r}")
+        self._check_finite()
+
+    def _check_finite(self) -> None:
+        """A ``ValueError`` naming the first float parameter that is NaN or infinite (the
+        comparisons of :meth:`_check_params` let NaN through)."""
+        for name in ("lr", "min_lr", "reg", "beta_reg", "sigma", "alpha", "p", "q"):
+            value = getattr(self, name)
+            if value is None:  # unused by the kernel (sigma, alpha) or refused where used
+                continue
+            try:
+                finite = math.isfinite(float(value))
+            except (TypeError, ValueError):
+                finite = False
+            if not finite:
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
@@ -561,15 +576,17 @@ class KernelNE(EmbeddingEstimator):
         """:func:`kernelne.partitioned.fit_partitioned`, and the fitted attributes."""
         with numba_threads(self.workers):
             run = fit_partitioned(self, g, kernels, seed, client, progress=self.verbose)
-            if run.pairs == 0:
-                raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
             A, B = run.A, run.B
             if self.partition_dir is None:  # a temporary folder: the rows come into memory
-                A, B = np.array(A), np.array(B)
-                remove_folder(Path(run.A.filename).parent)
+                try:
+                    A, B = np.array(A), np.array(B)
+                finally:
+                    remove_folder(Path(run.A.filename).parent)
+            if run.pairs == 0:
+                raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
             check_finite(A, B, run.beta)
             self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
-                                            seed=int(seed % 2**32))
+                                            seed=int(run.seed % 2**32))  # a resumed fit's
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
         warn_if_collapsed(self.health_, mean_degree,
                           ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),

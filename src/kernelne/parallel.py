@@ -56,17 +56,84 @@ def die_with_parent() -> None:
         pass
 
 
+#: seconds a Dask scheduler has to answer (:func:`dask_client`)
+CONNECT_TIMEOUT = 10.0
+_DEFAULT_PORT = 8786  # the scheduler's default port (its dashboard: 8787)
+_MAX_HANDSHAKE = 1 << 20  # bytes: a scheduler's first message is a few hundred
+
+
 @contextmanager
-def dask_client(address: str) -> Iterator:
-    """A ``distributed.Client`` connected to the scheduler at ``address`` (closed after use);
-    an unreachable scheduler is one :class:`InputError` line."""
+def dask_client(address: str, timeout: float | None = None) -> Iterator:
+    """A ``distributed.Client`` connected to the scheduler at ``address`` (closed after use).
+
+    Parameters
+    ----------
+    address
+        The scheduler, e.g. ``tcp://host:8786``.
+    timeout
+        Seconds the scheduler has to answer (default :data:`CONNECT_TIMEOUT`).
+
+    Raises
+    ------
+    InputError
+        When nothing answers at ``address`` in time, something answers that is not a Dask
+        scheduler (a dashboard, a web server: its answer is never read as a message), or the
+        connection fails: one line naming the address and what answered.
+    """
     try:
         from distributed import Client
     except ImportError:
         raise InputError("--scheduler needs dask: pip install 'kernelne[dask]'") from None
+    timeout = CONNECT_TIMEOUT if timeout is None else float(timeout)
+    probe_scheduler(address, timeout)
     try:
-        client = Client(address, timeout="5s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+        client = Client(address, timeout=f"{timeout}s")
+    except (OSError, TimeoutError, ValueError, MemoryError, EOFError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address} "
+                         f"({type(exc).__name__}: {exc})") from None
     with client:
         yield client
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Check that a Dask scheduler listens at a ``tcp://`` ``address`` (other protocols are
+    left to ``distributed``): a scheduler speaks first, a message whose first 8 bytes are its
+    length. An :class:`InputError` if the connection fails, nothing is said within ``timeout``
+    seconds (an HTTP server waits for a request) or the first bytes are not such a length."""
+    import socket
+
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme != "tcp":
+        return
+    host, _, port_text = rest.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text.split("/")[0])
+    except ValueError:
+        raise InputError(f"--scheduler {address}: expected tcp://HOST:PORT") from None
+    hint = (f" (is it the dashboard port? the scheduler's default is {_DEFAULT_PORT})"
+            if port != _DEFAULT_PORT else "")
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            first = b""
+            while len(first) < 16:
+                data = sock.recv(16 - len(first))
+                if not data:
+                    break
+                first += data
+    except TimeoutError:
+        raise InputError(f"no Dask scheduler answered at {address} within {timeout:g} s"
+                         f"{hint}") from None
+    except OSError as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address} "
+                         f"({exc.strerror or exc})") from None
+    if len(first) < 16:
+        raise InputError(f"no Dask scheduler at {address}: the connection was closed after "
+                         f"{len(first)} bytes{hint}")
+    size, frames = int.from_bytes(first[:8], "little"), int.from_bytes(first[8:], "little")
+    if not (0 < size <= _MAX_HANDSHAKE and 0 < frames <= _MAX_HANDSHAKE):
+        raise InputError(f"no Dask scheduler at {address}: something else answered "
+                         f"({first[:16]!r})" + (hint if first.startswith(b"HTTP") else ""))

@@ -37,6 +37,9 @@ import json
 import os
 import shutil
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -425,6 +428,184 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
 
 
 # ---------------------------------------------------------------------------------------------
+# The folder
+
+MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
+LOCK = "kernelne.lock"  # the running fit's pid, host and token
+WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
+
+
+@contextmanager
+def partition_folder(partition_dir: str | os.PathLike | None, client=None) -> Iterator[Path]:
+    """The folder of a partitioned fit, locked for the enclosed block.
+
+    Parameters
+    ----------
+    partition_dir
+        The user's folder (made absolute; it must be absent, empty or made by a partitioned
+        fit), or ``None`` for a new temporary ``kernelne-parts-*`` folder, removed if the
+        block raises (any exception, ``KeyboardInterrupt`` and the CLI's SIGTERM included).
+    client
+        A ``distributed.Client``: every connected worker must read the lock file at the same
+        path and write beside it, or :class:`InputError` is raised before any work.
+
+    Yields
+    ------
+    Path
+        The absolute folder, holding :data:`MARKER` and this run's :data:`LOCK` (removed on
+        exit).
+    """
+    temporary = partition_dir is None
+    if temporary:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-")).resolve()
+    else:
+        folder = usable_folder(partition_dir)
+    done = False
+    token = None
+    try:
+        token = _lock(folder)
+        if not (folder / MARKER).exists():
+            _write_json(folder / MARKER, {"kernelne": "partitioned fit",
+                                          "plan_version": PLAN_VERSION})
+        if client is not None:
+            check_workers_see(client, folder, token, temporary)
+        yield folder
+        done = True
+    finally:
+        if token is not None:
+            _unlock(folder, token)
+        if temporary and not done:
+            remove_folder(folder)
+
+
+def usable_folder(partition_dir: str | os.PathLike) -> Path:
+    """``partition_dir`` as an absolute folder that exists and can be written: absent (made
+    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
+    ``plan.json``).
+    Anything else is one :class:`InputError` naming the folder."""
+    folder = Path(os.path.abspath(os.path.expanduser(os.fspath(partition_dir))))
+    if folder.exists() and not folder.is_dir():
+        raise InputError("--partition-dir names a file, not a folder: give a new or empty "
+                         "folder", folder)
+    try:
+        entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise InputError(f"--partition-dir holds files a partitioned fit did not make "
+                             f"({shown}): give a new or empty folder", folder)
+        folder.mkdir(parents=True, exist_ok=True)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"--partition-dir cannot be made or read "
+                         f"({exc.strerror or exc}): give a folder you can write", folder) from None
+    return folder
+
+
+def _lock(folder: Path) -> str:
+    """Create ``folder/LOCK`` (atomically: ``O_CREAT | O_EXCL``) holding this process' pid,
+    host and a new token, and return the token; a lock already there is an
+    :class:`InputError` saying who holds it, or that it looks stale."""
+    import socket
+    import uuid
+
+    path = folder / LOCK
+    token = uuid.uuid4().hex
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise InputError(_held(folder, path)) from None
+    except OSError as exc:
+        raise InputError(f"--partition-dir cannot be written ({exc.strerror or exc}): give a "
+                         "folder you can write", folder) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "token": token}, fh)
+    return token
+
+
+def _held(folder: Path, path: Path) -> str:
+    """Why the lock at ``path`` refuses this run: who holds it, or that it looks stale."""
+    import socket
+
+    try:
+        owner = json.loads(path.read_text(encoding="utf-8"))
+        pid, host = int(owner["pid"]), str(owner["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return (f"--partition-dir {folder} is locked by another run ({path} is unreadable); "
+                f"remove {path} if no other run uses the folder")
+    if host == socket.gethostname() and not _alive(pid):
+        return (f"--partition-dir {folder} is locked by pid {pid} on host {host}, which is no "
+                f"longer running: the lock looks stale (a run that was killed); remove {path} "
+                "to use the folder (it resumes that fit)")
+    return (f"--partition-dir {folder} is in use by pid {pid} on host {host} (remove {path} "
+            "if that process is gone)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _unlock(folder: Path, token: str) -> None:
+    """Remove ``folder/LOCK`` if it is still this run's (its token)."""
+    path = folder / LOCK
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("token") == token:
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def worker_sees(lock_path: str, token: str) -> str | None:
+    """On a Dask worker: ``None`` if the lock file at ``lock_path`` holds ``token`` and a file
+    can be written beside it, else what went wrong."""
+    try:
+        with open(lock_path, encoding="utf-8") as fh:
+            if json.load(fh).get("token") != token:
+                return "another folder is at that path there"
+        probe = Path(lock_path).with_name(f".probe-{token}-{os.getpid()}")
+        probe.write_bytes(b"")
+        probe.unlink()
+    except (OSError, ValueError, AttributeError) as exc:
+        return str(exc)
+    return None
+
+
+def check_workers_see(client, folder: Path, token: str, temporary: bool = False) -> None:
+    """Ask every worker connected to ``client``'s scheduler to read this run's lock file
+    (:func:`worker_sees`); an :class:`InputError` if one cannot, or if no worker answers
+    within :data:`WORKER_CHECK_SECONDS`."""
+    lock = str(folder / LOCK)
+    deadline = time.monotonic() + WORKER_CHECK_SECONDS
+    while True:
+        answers = client.run(worker_sees, lock, token)
+        if answers or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    if not answers:
+        raise InputError(f"no Dask worker is connected to the scheduler "
+                         f"({client.scheduler.address}) after {WORKER_CHECK_SECONDS:.0f} s: "
+                         "start workers (dask worker ADDRESS) and run again")
+    failed = {w: why for w, why in answers.items() if why is not None}
+    if failed:
+        worker, why = next(iter(failed.items()))
+        what = ("the temporary folder" if temporary else "--partition-dir")
+        hint = (": give --partition-dir a folder every worker reads and writes at the same "
+                "path (a shared file system)" if temporary else
+                ": it must be a folder every worker reads and writes at the same path (a shared "
+                "file system)")
+        raise InputError(f"the Dask workers cannot see {what} {folder}{hint} "
+                         f"({len(failed)} of {len(answers)} workers; {worker}: {why})")
+
+
+# ---------------------------------------------------------------------------------------------
 # The driver
 
 
@@ -451,6 +632,9 @@ class PartitionedResult:
     bucket_peak_mb: float
     walk_seconds: float
     train_seconds: float
+    seed: int = 0
+    trained_pairs: int = 0
+    steps: int = 0
 
 
 def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
@@ -460,8 +644,97 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
         "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
         "kernels": [str(k) for k in kernels],
         "params": {k: repr(v) for k, v in sorted(model.get_params().items())
-                   if k not in ("workers", "verbose", "partition_dir")},
+                   if k not in ("workers", "verbose", "partition_dir", "random_state")},
     }
+
+
+def damaged(path: Path, folder: Path, why: str) -> InputError:
+    """The error of a file of a partitioned fit's folder that cannot be used."""
+    return InputError(f"{why}: the partitioned fit's folder {folder} is damaged; remove it "
+                      "to start over", path)
+
+
+def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version: int) -> None:
+    """Before a resumed fit trains: every file it reads is there and whole (the walks and
+    masks by their headers, the counts and the negatives read), and version ``version`` of
+    the blocks (if above 0: version 0 is made again) has its shape and only finite values.
+    Otherwise :func:`damaged` naming the first bad file."""
+    for r in range(rounds):
+        for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
+            _check_npy(folder / name, folder)
+    try:
+        np.load(folder / "walks" / "counts.npy")
+        for j in range(parts):
+            with np.load(folder / "noise" / f"noise{j}.npz") as z:
+                Noise(z["prob"], z["alias"])
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
+        raise damaged(Path(getattr(exc, "filename", None) or folder), folder,
+                      f"cannot be read ({exc})") from None
+    if version == 0:
+        return
+    for which in "AB":
+        for i in range(parts):
+            path = block_path(folder, which, i, version)
+            try:
+                block = read_block(path)
+            except (OSError, ValueError) as exc:
+                raise damaged(path, folder, f"cannot be read ({exc.strerror or exc})") from None
+            if block.shape != (part_size(n, parts, i), d):
+                raise damaged(path, folder, f"holds a block of shape {block.shape}, not "
+                              f"{(part_size(n, parts, i), d)}")
+            if not np.isfinite(block).all():
+                raise damaged(path, folder, "holds NaN or infinite values (a damaged file, or "
+                              "a fit that diverged: then start over with a smaller --lr)")
+
+
+def _check_npy(path: Path, folder: Path) -> None:
+    """A .npy file whose size is what its header says, or :func:`damaged`."""
+    try:
+        with open(path, "rb") as fh:
+            shape, _, dtype = _npy_header(fh)
+            expected = fh.tell() + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        size = path.stat().st_size
+    except (OSError, ValueError) as exc:
+        raise damaged(path, folder, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+                      ) from None
+    if size < expected:
+        raise damaged(path, folder, f"is cut short ({size:,} of {expected:,} bytes)")
+
+
+def _read_json(path: Path, folder: Path) -> dict:
+    """A record of the folder (``plan.json``, ``progress.json``), or an :class:`InputError`
+    naming it if it cannot be read as one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot be read ({exc}): the partitioned fit's folder {folder} is "
+                         "damaged; remove it to start over", path) from None
+    if not isinstance(data, dict) or (path.name == "progress.json" and not isinstance(
+            data.get("step"), int)):
+        raise InputError(f"is not a record of a partitioned fit: the folder {folder} is "
+                         "damaged; remove it to start over", path)
+    return data
+
+
+def _recorded_seed(plan: dict, path: Path, folder: Path) -> np.uint64:
+    """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
+    try:
+        return np.uint64(int(plan["seed"]) % 2**64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"records no seed: the folder {folder} is damaged; remove it to "
+                         "start over", path) from None
+
+
+def _differences(old: dict, plan: dict) -> str:
+    """The settings in which a folder's plan and this fit's differ, by name."""
+    names = [k for k in plan if k != "params" and old.get(k) != plan[k]]
+    params, old_params = plan.get("params", {}), old.get("params", {})
+    if not isinstance(old_params, dict):
+        old_params = {}
+    names += [k for k in sorted(set(params) | set(old_params))
+              if old_params.get(k) != params.get(k)]
+    names += [k for k in old if k not in plan]
+    return ", ".join(dict.fromkeys(names)) or "the records"
 
 
 def round_bounds(n_walks: int, rounds: int) -> list[tuple[int, int]]:
@@ -472,29 +745,67 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
                     ) -> PartitionedResult:
     """Train ``model`` (a :class:`~kernelne.model.KernelNE` with ``partitions > 1``) on
     ``graph`` bucket by bucket, in ``model.partition_dir`` (a new temporary folder if None),
-    on ``client`` (a ``distributed.Client``) or in this process."""
+    on ``client`` (a ``distributed.Client``) or in this process. The folder is made absolute
+    and, with a client, checked to be the same folder on every worker before any work."""
+    check_partition_settings(model, graph.n_nodes)
+    with partition_folder(model.partition_dir, client) as folder:
+        return _fit_in(folder, model, graph, kernels, seed, client, progress)
+
+
+def max_partitions(n_nodes: int) -> int:
+    """The most partitions a graph of ``n_nodes`` nodes is cut into: fewer than a third of its
+    nodes (a round trains ``P x P`` buckets: parts of a few nodes only add steps)."""
+    return max(1, (n_nodes - 1) // 3)
+
+
+def max_rounds(walks_per_node: int) -> int:
+    """The most rounds of walks: one per walk of each node (:data:`DEFAULT_ROUNDS` at least);
+    each round is two files and ``P`` steps, and a round shorter than a walk per node only adds
+    steps."""
+    return max(DEFAULT_ROUNDS, int(walks_per_node))
+
+
+def check_partition_settings(model, n_nodes: int) -> None:
+    """An :class:`InputError` before any work if ``model.partitions`` or ``model.rounds``
+    cannot be trained on a graph of ``n_nodes`` nodes (:func:`max_partitions`,
+    :func:`max_rounds`)."""
+    parts, limit = int(model.partitions), max_partitions(n_nodes)
+    if parts > limit:
+        raise InputError(f"--partitions {parts} is too many for a graph of {n_nodes:,} nodes: "
+                         f"at most {limit} (fewer than a third of the nodes)")
+    rounds, most = model.rounds, max_rounds(model.walks_per_node)
+    if rounds is not None and int(rounds) > most:
+        raise InputError(f"--rounds {rounds} is too many: at most {most} (the walks per node, "
+                         f"or {DEFAULT_ROUNDS}; every round is 2 files and P steps, and a "
+                         "round of less than one walk per node only adds steps)")
+
+
+def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
+            ) -> PartitionedResult:
+    """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     parts, d = int(model.partitions), int(model.dim)
     n = graph.n_nodes
-    folder = Path(model.partition_dir) if model.partition_dir else None
-    if folder is None:
-        import tempfile
-
-        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    plan_file, progress_file = folder / "plan.json", folder / "progress.json"
+    old = _read_json(plan_file, folder) if plan_file.exists() else None
+    if old is not None and model.random_state is None:  # resumed: the recorded fit's seed
+        seed = _recorded_seed(old, plan_file, folder)
     corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
                         int(seed), model.chunk_walks)
     rounds = int(model.rounds) if model.rounds else min(DEFAULT_ROUNDS, corpus.n_walks)
     plan = _plan(model, graph, kernels, rounds, parts, seed)
-    plan_file, progress_file = folder / "plan.json", folder / "progress.json"
     state: dict[str, Any] = {"step": 0, "pairs": 0, "losses": []}
-    if plan_file.exists():
-        old = json.loads(plan_file.read_text(encoding="utf-8"))
+    if old is not None:
+        if isinstance(old.get("params"), dict):
+            old["params"].pop("random_state", None)  # recorded as "seed"
         if old != plan:
-            raise InputError("holds a partitioned fit of another graph or other settings; "
-                             "give an empty folder (--partition-dir)", folder)
+            raise InputError("holds a partitioned fit of another graph or other settings "
+                             f"({_differences(old, plan)} differ); give an empty folder "
+                             "(--partition-dir)", folder)
         if progress_file.exists():
-            state = json.loads(progress_file.read_text(encoding="utf-8"))
+            state = _read_json(progress_file, folder)
     resumed_at = int(state["step"])
+    if state.get("walks_done"):
+        check_folder(folder, rounds, parts, n, d, resumed_at)
     walk_start = time.perf_counter()
     counts = _make_walks(folder, corpus, rounds, parts, progress, state)
     if "walks_done" not in state:
@@ -521,6 +832,11 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     bucket_seconds: list[float] = []
     bucket_phases: dict[str, float] = {}
     peak = 0.0
+    trained = 0  # pairs this run trained
+    if resumed_at >= len(schedule):
+        warnings.warn(f"--partition-dir {folder} holds a finished fit: nothing was trained, "
+                      "its rows are read back (give an empty folder to fit again)",
+                      stacklevel=3)
     train_start = time.perf_counter()
     bar = tqdm(total=len(schedule), initial=resumed_at, unit="step", disable=not progress,
                desc=f"training {parts}x{parts} buckets", dynamic_ncols=True)
@@ -545,6 +861,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
             step_pairs = sum(res["pairs"] for res in results)
+            trained += step_pairs
             pos = sum(res["losses"][0] for res in results)
             neg = sum(res["losses"][1] for res in results)
             state["pairs"] = int(state["pairs"]) + step_pairs
@@ -587,6 +904,7 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
         int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
         resumed_at, bucket_seconds, bucket_phases, peak, walk_seconds, train_seconds,
+        int(seed), trained, len(schedule),
     )
 
 
