@@ -46,6 +46,11 @@ def test_readme_is_short_and_starts_with_the_quick_start():
                for line in lines[start:40])
 
 
+def test_docs_pages_stay_short_where_they_must():
+    assert len((ROOT / "docs" / "DISTRIBUTED.md").read_text(encoding="utf-8").splitlines()) <= 250
+    assert (ROOT / "docs" / "BENCHMARKS.md").is_file()
+
+
 def test_citation_and_contributing():
     citation = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
     assert "Kernel Node Embeddings" in citation
