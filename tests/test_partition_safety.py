@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -469,3 +470,34 @@ def test_the_temporary_folder_is_removed_when_the_fit_stops(tmp_path, edge_file,
     assert len(calls) == 3
     assert list(scratch.iterdir()) == [] and not out.exists()
 
+
+
+def _slow_square(x):
+    import time as _time
+
+    _time.sleep(1.5)
+    return x * x
+
+
+def test_every_worker_lost_is_said_while_the_step_waits():
+    """K02: with every worker gone the step waits for one and says so, once; a worker that
+    joins later finishes the step (Dask reschedules its tasks)."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    from kernelne.partitioned import gather_watching_workers
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        futures = [client.submit(_slow_square, x, pure=False) for x in (2, 3)]
+        cluster.scale(0)
+        deadline = time.monotonic() + 20
+        while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not client.scheduler_info()["workers"]
+        threading.Timer(2.0, lambda: cluster.scale(1)).start()
+        with pytest.warns(UserWarning, match="no Dask worker is connected") as record:
+            results = gather_watching_workers(client, futures, interval=0.5)
+    assert results == [4, 9]
+    assert len([w for w in record if "no Dask worker" in str(w.message)]) == 1

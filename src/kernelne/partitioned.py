@@ -433,6 +433,7 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
 MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
 LOCK = "kernelne.lock"  # the running fit's pid, host and token
 WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
+WORKER_WATCH_SECONDS = 60.0  # how often a step's wait looks for a connected Dask worker
 
 
 @contextmanager
@@ -576,6 +577,47 @@ def worker_sees(lock_path: str, token: str) -> str | None:
     except (OSError, ValueError, AttributeError) as exc:
         return str(exc)
     return None
+
+
+def gather_watching_workers(client, futures: list, interval: float | None = None) -> list:
+    """``client.gather(futures)``, warning once when no Dask worker is connected.
+
+    Dask reschedules the tasks of a lost worker on the others; with none left the step waits
+    for a worker to join. Every ``interval`` seconds (:data:`WORKER_WATCH_SECONDS`) without a
+    result the scheduler is asked how many workers it has, and with none a
+    :class:`UserWarning` says that the fit is waiting, how to go on and how to stop.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client the futures belong to.
+    futures : list of distributed.Future
+        The step's bucket tasks.
+    interval : float, optional
+        Seconds between looks; default :data:`WORKER_WATCH_SECONDS`.
+
+    Returns
+    -------
+    list
+        The tasks' results, in the order of ``futures``.
+    """
+    from distributed import wait
+
+    interval = WORKER_WATCH_SECONDS if interval is None else interval
+    warned = False
+    while True:
+        try:
+            wait(futures, timeout=interval)
+            break
+        except TimeoutError:
+            if not warned and not client.scheduler_info().get("workers"):
+                warnings.warn(
+                    f"no Dask worker is connected to the scheduler ({client.scheduler.address})"
+                    ": the partitioned fit waits for one (start `dask worker ADDRESS`, or stop "
+                    "with Ctrl-C: the same command resumes from the last recorded step)",
+                    stacklevel=2)
+                warned = True
+    return client.gather(futures)
 
 
 def check_workers_see(client, folder: Path, token: str, temporary: bool = False) -> None:
@@ -857,7 +899,7 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
                 futures = [client.submit(bucket_task, *a, pure=False,
                                          key=f"kernelne-bucket-{t}-{a[2]}-{a[3]}-{os.getpid()}")
                            for a in args]
-                results = client.gather(futures)
+                results = gather_watching_workers(client, futures)
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
             step_pairs = sum(res["pairs"] for res in results)
