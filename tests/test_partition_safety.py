@@ -389,11 +389,16 @@ def test_a_cut_round_of_walks_on_resume_names_the_file(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("option, value", [("--reg", "nan"), ("--lr", "inf"), ("-p", "nan")])
 def test_a_parameter_that_is_not_finite_is_refused(tmp_path, edge_file, capsys, option, value):
-    code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, option, value],
-                        capsys)
-    assert code == 2
-    one_error_line(err, f"{option.lstrip('-')} must be a finite number, got {value}")
+    with pytest.raises(SystemExit) as exit_:  # refused while parsing, naming the option
+        main([str(a) for a in ["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, option,
+                               value]])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert f"{value}: not a finite number" in err and option in err
     assert not (tmp_path / "e.npy").exists()
+    name = {"--reg": "reg", "--lr": "lr", "-p": "p"}[option]
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number, got {value}"):
+        KernelNE(partitions=2, **{name: float(value)}).fit(Graph.from_edges([0, 1], [1, 2]))
 
 
 # --- R01: a rerun on a finished folder -------------------------------------------------------
