@@ -36,3 +36,41 @@ def test_an_unknown_guide_is_one_error_line(capsys):
     assert main(["docs", "nonsense"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no guide named 'nonsense'" in err[0] and "collapse" in err[0]
+
+
+def _all_help_texts() -> list[str]:
+    import argparse
+
+    from kernelne.cli import build_parser
+
+    texts, parsers = [], [build_parser()]
+    while parsers:
+        parser = parsers.pop()
+        texts.append(parser.format_help())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += list(action.choices.values())
+    return texts
+
+
+def test_help_texts_name_guides_a_wheel_user_can_read():
+    """No help text sends a user to a docs/ file (a wheel has none); every guide it names with
+    `kernelne docs NAME` exists."""
+    import re
+
+    texts = _all_help_texts()
+    assert len(texts) > 10
+    for text in texts:
+        assert "docs/" not in text, text[:200]
+        for name in re.findall(r"kernelne docs (\w+)", text):
+            assert name in PAGES, name
+
+
+def test_the_collapse_warning_names_a_readable_guide():
+    import inspect
+
+    from kernelne import diagnostics
+
+    source = inspect.getsource(diagnostics.warn_if_collapsed)
+    assert "docs/" not in source.replace('"""', "").split("warnings.warn", 1)[1]
+    assert "kernelne docs collapse" in source

@@ -56,7 +56,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    help="random seed (1 worker: exact)")
     g.add_argument("--paper", action="store_true",
                    help="the paper's exact algorithm: no robust restart with a narrower kernel "
-                   "when the rows collapse (docs/COLLAPSE.md)")
+                   "when the rows collapse (`kernelne docs collapse`)")
     g.add_argument("--shared-negatives", action="store_true",
                    help="one set of negatives per center for all its contexts, one weighted "
                    "step (several times faster on large graphs; Micro-F1 about 0.005 lower "
@@ -72,7 +72,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    help="kernel weights of --kernel multi: train (learned by SGD), "
                    "uniform (fixed 1/m) or validation (each single kernel, uniform and train "
                    "fitted and scored on 20%% held-out edges; the best refitted on the whole "
-                   "graph; docs/METHOD.md §4)")
+                   "graph; `kernelne docs method`, section 4)")
     g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
                    help="squared (the paper's (y - k)^2) or loglik (-log k for a "
                    "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
@@ -192,7 +192,7 @@ def expected_kept_share(graph, subsample: float) -> float:
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
     """Partitioned training (``embed``): P x P buckets, blocks on disk, optionally on Dask."""
-    g = parser.add_argument_group("partitioned training (docs/DISTRIBUTED.md)")
+    g = parser.add_argument_group("partitioned training (`kernelne docs distributed`)")
     g.add_argument("--partitions", type=int, default=1,
                    help="train in P partitions with two blocks of rows in memory (default 1: "
                         "the plain fit)")
@@ -309,7 +309,7 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     if model.narrowed_ and not (model.kernel == "schoenberg" and model.window_shrink):
         lines.append("hint       the kernel was narrowed, as on dense graphs; there --kernel "
                      "schoenberg --window-shrink --window 5 scored highest, and 160 walks per "
-                     "node higher still (docs/QUALITY.md)")
+                     "node higher still (`kernelne docs quality`)")
     for check in getattr(model, "shell_checks_", []):
         if not check["collapsing"]:
             lines.append(f"checked    the rows after {check['at_pairs']:,} pairs: offset ratio "

@@ -159,7 +159,7 @@ def warn_if_collapsed(health: EmbeddingHealth, mean_degree: float, kernels: str,
             f"for the learning rate on this graph (mean degree {mean_degree:.1f}). Try "
             + ("" if robust else "the robust fit (robust=True, drop --paper), ")
             + "a narrower kernel (--sigma 0.5 or --alpha 4), fewer negatives (--negatives 2) "
-            "or `kernelne tune`; see docs/COLLAPSE.md"
+            "or `kernelne tune`; `kernelne docs collapse` explains it"
         ),
         stacklevel=3,
     )

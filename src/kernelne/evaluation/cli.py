@@ -175,7 +175,8 @@ def register(subparsers) -> None:
     evaluate = add_command(
         subparsers, "evaluate",
         help="score an embedding on node classification or link prediction",
-        description="Score an embedding (word2vec text or .npy): docs/METHOD.md §10-§11.",
+        description="Score an embedding (word2vec text, .npy or .npz) by the protocols of "
+        "`kernelne docs method` (sections 10-11).",
         example=CLASSIFY_EXAMPLE)
     tasks = evaluate.add_subparsers(dest="task", required=True, metavar="TASK")
     _register_classify(tasks)

@@ -124,8 +124,8 @@ def register(subparsers) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the jobs on this Dask distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--results-md", metavar="FILE",
-                   help="also write the report to FILE (e.g. docs/RESULTS.md) with its figures "
-                   "copied to a figures/ folder beside it")
+                   help="also write the report to FILE (a checkout's RESULTS.md, say) with its "
+                   "figures copied to a figures/ folder beside it")
     p.add_argument("--report-only", action="store_true",
                    help="compute nothing: rewrite the report from the cached results")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
