@@ -67,6 +67,17 @@ def micro_f1(path: Path, labels, nodes) -> float:
     return result.value("micro_f1")
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), else the machine type."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=["cora", "citeseer", "dblp"])
@@ -111,7 +122,7 @@ def main() -> None:
                          {"kernelne": micro_f1(ours, labels, nodes),
                           "pecanpy": micro_f1(theirs, labels, nodes)}))
     header = [
-        f"kernelne {__version__}, {platform.processor() or platform.machine()}, "
+        f"kernelne {__version__}, {cpu_name()}, "
         f"{os.cpu_count()} CPUs, {args.threads} threads; medians of {args.repeats} runs; "
         f"`python benchmarks/bench_end_to_end.py --datasets {' '.join(args.datasets)} "
         f"--threads {args.threads} --repeats {args.repeats}`",

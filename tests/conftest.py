@@ -69,3 +69,16 @@ def sbm():
 def small_graph():
     """A small random graph (120 nodes, 400 edges)."""
     return from_networkx(nx.gnm_random_graph(120, 400, seed=2))
+
+
+@pytest.fixture(scope="module")
+def groups():
+    """4 planted groups of 30 nodes as ``(graph, node ids, n x 4 label indicator)``: the
+    labelled graph of the tune tests."""
+    import scipy.sparse as sp
+
+    g = nx.planted_partition_graph(4, 30, 0.3, 0.02, seed=2)
+    src, dst = np.array(g.edges()).T
+    graph = Graph.from_edges(src, dst, n_nodes=120)
+    Y = sp.csr_matrix(np.eye(4, dtype=bool)[np.arange(120) // 30])
+    return graph, np.arange(120), Y

@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import json
 
-import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import kernelne.evaluation as evaluation
 from kernelne.cli import main
-from kernelne.graph import Graph
 from kernelne.tune import KERNELNE_DEFAULTS, SEARCH_SPACES, tune
 
 FAST = {"dim": 8, "workers": 1, "walks_per_node": 4}
-
-
-@pytest.fixture(scope="module")
-def groups():
-    """4 planted groups of 30 nodes; labels = group."""
-    g = nx.planted_partition_graph(4, 30, 0.3, 0.02, seed=2)
-    src, dst = np.array(g.edges()).T
-    graph = Graph.from_edges(src, dst, n_nodes=120)
-    Y = sp.csr_matrix(np.eye(4, dtype=bool)[np.arange(120) // 30])
-    return graph, np.arange(120), Y
 
 
 def test_search_never_reads_test_labels(groups, monkeypatch):

@@ -14,7 +14,6 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from kernelne.cli import main
 from kernelne.errors import TrainingError
@@ -28,16 +27,6 @@ DIVERGED = "training diverged: 7 of 120 embedding rows are NaN or infinite"
 tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
 #: the failures do not depend on the classifier's C: C = 1 is the fast one
 C1 = {"select_C": False}
-
-
-@pytest.fixture(scope="module")
-def groups():
-    """4 planted groups of 30 nodes; labels = group."""
-    g = nx.planted_partition_graph(4, 30, 0.3, 0.02, seed=2)
-    src, dst = np.array(g.edges()).T
-    graph = Graph.from_edges(src, dst, n_nodes=120)
-    Y = sp.csr_matrix(np.eye(4, dtype=bool)[np.arange(120) // 30])
-    return graph, np.arange(120), Y
 
 
 class Fake:

@@ -13,12 +13,10 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import kernelne.evaluation as evaluation
 from kernelne.cli import main
 from kernelne.evaluation.classification import SELECT_CS
-from kernelne.graph import Graph
 from kernelne.tune import tune
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,16 +26,6 @@ CHOSEN = ("validation Micro-F1, C chosen per split among 0.01-100 by 3-fold CV o
           "split's training nodes")
 #: the squared-loss defaults only (4 trials), 3 splits each: fast
 QUICK = {"trials": 1, "final_repeats": 3, "fixed": {"loss": "squared"}, "progress": False}
-
-
-@pytest.fixture(scope="module")
-def groups():
-    """4 planted groups of 30 nodes; labels = group."""
-    g = nx.planted_partition_graph(4, 30, 0.3, 0.02, seed=2)
-    src, dst = np.array(g.edges()).T
-    graph = Graph.from_edges(src, dst, n_nodes=120)
-    Y = sp.csr_matrix(np.eye(4, dtype=bool)[np.arange(120) // 30])
-    return graph, np.arange(120), Y
 
 
 class ScaleFake:

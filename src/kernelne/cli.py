@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
-from kernelne.cli_grammar import REMOVED_IN, HelpFormatter, add_command, seed_value
+from kernelne.cli_grammar import HelpFormatter, add_command, output_or_positional, seed_value
 from kernelne.cli_options import (
     OPTION_PARAMS,
     add_graph_input_options,
@@ -187,26 +187,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
-def convert_output(args: argparse.Namespace) -> str:
-    """``convert``'s output: ``-o/--output``, or the deprecated positional form (warned)."""
-    if args.legacy_output is not None:
-        if args.output is not None:
-            raise InputError(f"two outputs: -o {args.output} and {args.legacy_output} (give "
-                             "only -o/--output)")
-        print("kernelne: warning: `kernelne convert GRAPH OUTPUT` is deprecated, use "
-              f"`kernelne convert GRAPH -o OUTPUT` (the positional form is removed in "
-              f"{REMOVED_IN})", file=sys.stderr)
-        return args.legacy_output
-    if args.output is None:
-        raise InputError("convert needs the output file: -o/--output FILE.npz")
-    return args.output
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     from kernelne.graph_npz import save_graph
     from kernelne.outputs import check_output_path
 
-    args.output = convert_output(args)
+    args.output = output_or_positional(args, "kernelne convert GRAPH", "FILE.npz")
 
     if not str(args.output).endswith(".npz"):
         raise InputError("the output of convert must end in .npz", args.output)

@@ -81,6 +81,44 @@ def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, de
                         default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
 
 
+def output_or_positional(args: argparse.Namespace, command: str, metavar: str) -> str:
+    """The output of a command whose positional output form is deprecated.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``output`` (``-o/--output``) and ``legacy_output`` (the positional form).
+    command : str
+        The command line before the output, e.g. ``"kernelne convert GRAPH"``.
+    metavar : str
+        What the output is, e.g. ``"FILE.npz"`` or ``"PREFIX"``.
+
+    Returns
+    -------
+    str
+        ``-o/--output``, or the positional output after a deprecation warning.
+
+    Raises
+    ------
+    InputError
+        Both forms given, or neither.
+    """
+    from kernelne.errors import InputError
+
+    name = command.split()[1]
+    if args.legacy_output is not None:
+        if args.output is not None:
+            raise InputError(f"two outputs: -o {args.output} and {args.legacy_output} (give "
+                             "only -o/--output)")
+        print(f"kernelne: warning: `{command} {metavar}` is deprecated, use `{command} -o "
+              f"{metavar}` (the positional form is removed in {REMOVED_IN})", file=sys.stderr)
+        return args.legacy_output
+    if args.output is None:
+        raise InputError(f"{name} needs the output {'file' if '.' in metavar else 'prefix'}: "
+                         f"-o/--output {metavar}")
+    return args.output
+
+
 def seed_value(text: str) -> int:
     """argparse type of ``--seed``: a whole number >= 0 (numpy's seeds), refused while parsing
     so that nothing runs before a bad seed is reported."""

@@ -133,27 +133,10 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     return edges, comm
 
 
-def generate_prefix(args: argparse.Namespace) -> str:
-    """``generate``'s output prefix: ``-o/--output``, or the deprecated positional form."""
-    import sys
-
-    from kernelne.cli_grammar import REMOVED_IN
-
-    if args.legacy_output is not None:
-        if args.output is not None:
-            raise InputError(f"two output prefixes: -o {args.output} and {args.legacy_output} "
-                             "(give only -o/--output)")
-        print("kernelne: warning: `kernelne generate N M K MU PREFIX` is deprecated, use "
-              f"`kernelne generate N M K MU -o PREFIX` (the positional form is removed in "
-              f"{REMOVED_IN})", file=sys.stderr)
-        return args.legacy_output
-    if args.output is None:
-        raise InputError("generate needs the output prefix: -o/--output PREFIX")
-    return args.output
-
-
 def cmd_generate(args: argparse.Namespace) -> int:
-    prefix = generate_prefix(args)
+    from kernelne.cli_grammar import output_or_positional
+
+    prefix = output_or_positional(args, "kernelne generate N M K MU", "PREFIX")
     if args.k > args.n:
         raise InputError(f"K={args.k} communities for N={args.n} nodes: K must be at most N "
                          "(a community needs a node)")
