@@ -5,37 +5,30 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tune_fakes import KARATE, write_karate
 
 from kernelne.cli import main
 from kernelne.plot import plot_embedding, project
 
 ROOT = Path(__file__).resolve().parents[1]
-KARATE = ROOT / "examples" / "karate.edgelist"
 FAST = ["--dim", "8", "--workers", "1", "--search-walks", "4", "--quiet"]
 
 
 @pytest.fixture
 def karate(tmp_path):
     """``(edge list, labels of the two clubs)`` in ``tmp_path``."""
-    edges = tmp_path / "karate.edgelist"
-    shutil.copy(KARATE, edges)
-    labels = tmp_path / "karate.labels"
-    clubs = nx.get_node_attributes(nx.karate_club_graph(), "club")
-    labels.write_text("".join(f"{n} {c.replace(' ', '_')}\n" for n, c in clubs.items()))
-    return edges, labels
+    return write_karate(tmp_path)
 
 
 def one_error_line(err: str) -> str:

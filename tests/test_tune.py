@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from tune_fakes import FULL, FakeEstimator
 
 import kernelne.evaluation as evaluation
 from kernelne.cli import main
@@ -89,24 +90,14 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
 
 # --- defaults first, finalists re-scored, noise reported -----------------------------------
 
-FULL = 80  # KernelNE's default walks per node: the finalists' count
 #: for the tests whose subject does not depend on the classifier's C: C = 1 is the fast one
 C1 = {"select_C": False}
 
 
-class PlantedFake:
+class PlantedFake(FakeEstimator):
     """A stand-in for KernelNE whose embedding separates the 4 groups only for (a) the
     default Gauss at the full walk count or (b) any non-default setting at fewer walks: the
     cheap search then ranks the defaults last, the precise evaluation first."""
-
-    def __init__(self, **params):
-        self.params = {"kernel": "gauss", "sigma": 2 ** 0.5, "alpha": 1.0, "negatives": 5,
-                       "beta_update": "projected", "walks_per_node": FULL, "dim": 8,
-                       "loss": "squared", "window": 10, "window_shrink": False,
-                       "subsample": 0.0, "random_state": None, **params}
-
-    def get_params(self):
-        return dict(self.params)
 
     def fit(self, graph):
         p = self.params

@@ -8,41 +8,28 @@ import errno
 import importlib
 import json
 import os
-import shutil
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from tune_fakes import FULL, FakeEstimator, write_karate
 
 from kernelne.cli import main
 from kernelne.errors import TrainingError
 from kernelne.graph import Graph
 from kernelne.tune import KERNELNE_DEFAULTS, tune
 
-ROOT = Path(__file__).resolve().parents[1]
-KARATE = ROOT / "examples" / "karate.edgelist"
-FULL = 80  # KernelNE's default walks per node: the finalists' count
 DIVERGED = "training diverged: 7 of 120 embedding rows are NaN or infinite"
 tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
 #: the failures do not depend on the classifier's C: C = 1 is the fast one
 C1 = {"select_C": False}
 
 
-class Fake:
+class Fake(FakeEstimator):
     """A stand-in for KernelNE: the default Gauss separates the groups, every other setting
     gives noise, and ``fails(params, graph)`` says which fits raise (``TrainingError``)."""
 
     fails = staticmethod(lambda p, graph: False)
-
-    def __init__(self, **params):
-        self.params = {"kernel": "gauss", "sigma": 2 ** 0.5, "alpha": 1.0, "negatives": 5,
-                       "beta_update": "projected", "walks_per_node": FULL, "dim": 8,
-                       "loss": "squared", "window": 10, "window_shrink": False,
-                       "subsample": 0.0, "random_state": None, **params}
-
-    def get_params(self):
-        return dict(self.params)
 
     def fit(self, graph):
         p = self.params
@@ -165,12 +152,8 @@ def test_every_trial_failing_is_one_error_naming_each(groups, fake):
 
 @pytest.fixture
 def karate(tmp_path):
-    edges = tmp_path / "karate.edgelist"
-    shutil.copy(KARATE, edges)
-    labels = tmp_path / "karate.labels"
-    clubs = nx.get_node_attributes(nx.karate_club_graph(), "club")
-    labels.write_text("".join(f"{n} {c.replace(' ', '_')}\n" for n, c in clubs.items()))
-    return edges, labels
+    """``(edge list, labels of the two clubs)`` in ``tmp_path``."""
+    return write_karate(tmp_path)
 
 
 @pytest.fixture

@@ -7,20 +7,16 @@ from __future__ import annotations
 import csv
 import importlib
 import json
-import shutil
-from pathlib import Path
 
-import networkx as nx
 import numpy as np
 import pytest
+from tune_fakes import FakeEstimator, write_karate
 
 import kernelne.evaluation as evaluation
 from kernelne.cli import main
 from kernelne.evaluation.classification import SELECT_CS
 from kernelne.tune import tune
 
-ROOT = Path(__file__).resolve().parents[1]
-KARATE = ROOT / "examples" / "karate.edgelist"
 tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
 CHOSEN = ("validation Micro-F1, C chosen per split among 0.01-100 by 3-fold CV on each "
           "split's training nodes")
@@ -28,20 +24,11 @@ CHOSEN = ("validation Micro-F1, C chosen per split among 0.01-100 by 3-fold CV o
 QUICK = {"trials": 1, "final_repeats": 3, "fixed": {"loss": "squared"}, "progress": False}
 
 
-class ScaleFake:
+class ScaleFake(FakeEstimator):
     """A stand-in for KernelNE. The default Gauss separates the 4 groups in rows of norm
     about 0.05 (KernelNE's rows are small): C = 1 regularises them to near chance, a chosen
     C (100) separates them. The default Schoenberg gives rows of norm about 3 that separate
     the groups half as well, whatever C. Every other setting gives noise."""
-
-    def __init__(self, **params):
-        self.params = {"kernel": "gauss", "sigma": 2 ** 0.5, "alpha": 1.0, "negatives": 5,
-                       "beta_update": "projected", "walks_per_node": 80, "dim": 8,
-                       "loss": "squared", "window": 10, "window_shrink": False,
-                       "subsample": 0.0, "random_state": None, **params}
-
-    def get_params(self):
-        return dict(self.params)
 
     def fit(self, graph):
         p = self.params
@@ -152,12 +139,8 @@ def test_link_validation_has_no_classifier_columns(groups, fake, tmp_path):
 
 @pytest.fixture
 def karate(tmp_path):
-    edges = tmp_path / "karate.edgelist"
-    shutil.copy(KARATE, edges)
-    labels = tmp_path / "karate.labels"
-    clubs = nx.get_node_attributes(nx.karate_club_graph(), "club")
-    labels.write_text("".join(f"{n} {c.replace(' ', '_')}\n" for n, c in clubs.items()))
-    return edges, labels
+    """``(edge list, labels of the two clubs)`` in ``tmp_path``."""
+    return write_karate(tmp_path)
 
 
 FAST = ["--dim", "8", "--workers", "1", "--quiet", "--trials", "1", "--final-repeats", "2",
