@@ -229,3 +229,15 @@ def test_ctrl_c_stops_a_fit_of_long_walks_within_seconds(tmp_path):
     assert time.time() - sent < 12  # one chunk of 1-2 walks, not all 34 walks in one call
     reader.join(timeout=10)
     assert b"interrupted" in err and not out.exists()
+
+
+def test_load_graph_refuses_what_an_npz_contradicts(tmp_path):
+    """The same check for Python users: ``load_graph`` itself refuses it."""
+    from kernelne.errors import InputError
+    from kernelne.graph import load_graph
+
+    npz = tmp_path / "k.npz"
+    assert main(["convert", str(KARATE), "-o", str(npz)]) == 0
+    with pytest.raises(InputError, match="records an undirected graph"):
+        load_graph(npz, directed=True)
+    assert load_graph(npz).n_nodes == 34

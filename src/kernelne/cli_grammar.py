@@ -122,10 +122,9 @@ def output_or_positional(args: argparse.Namespace, command: str, metavar: str) -
 def seed_value(text: str) -> int:
     """argparse type of ``--seed``: a whole number >= 0 (numpy's seeds), refused while parsing
     so that nothing runs before a bad seed is reported."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    from kernelne.outputs import whole_number
+
+    value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value}: a seed is a whole number >= 0")
     return value

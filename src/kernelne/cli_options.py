@@ -220,23 +220,8 @@ def read_input_graph(args: argparse.Namespace):
     """The graph of ``args.input``, read as :func:`add_graph_input_options` said."""
     from kernelne.graph import load_graph
 
-    graph = load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
-                       header=args.header, unweighted=args.unweighted)
-    if str(args.input).lower().endswith(".npz"):
-        check_npz_reading(args, graph)
-    return graph
-
-
-def check_npz_reading(args: argparse.Namespace, graph) -> None:
-    """A ``.npz`` graph records its direction and weights: refuse ``--directed`` on an
-    undirected one and ``--unweighted`` on a weighted one rather than ignore them."""
-    if args.directed and not graph.directed:
-        raise InputError("--directed: this .npz graph records an undirected graph; to read the "
-                         "edges as directed, convert the edge list again with --directed",
-                         args.input)
-    if args.unweighted and graph.weights is not None:
-        raise InputError("--unweighted: this .npz graph records edge weights; to drop them, "
-                         "convert the edge list again with --unweighted", args.input)
+    return load_graph(args.input, directed=args.directed, mat_key=args.mat_key,
+                      header=args.header, unweighted=args.unweighted)
 
 
 # kernel options and the --kernel values that use them

@@ -641,6 +641,19 @@ def check_readable(path: Path) -> None:
         raise InputError(f"cannot read file: {reason}", path) from None
 
 
+def _npz_graph(path: Path, directed: bool, unweighted: bool) -> Graph:
+    """The graph of a ``.npz`` file, which records its direction and weights: ``directed`` on
+    an undirected one and ``unweighted`` on a weighted one are refused rather than ignored."""
+    graph = Graph(**read_graph_arrays(path))
+    if directed and not graph.directed:
+        raise InputError("--directed: this .npz graph records an undirected graph; to read the "
+                         "edges as directed, convert the edge list again with --directed", path)
+    if unweighted and graph.weights is not None:
+        raise InputError("--unweighted: this .npz graph records edge weights; to drop them, "
+                         "convert the edge list again with --unweighted", path)
+    return graph
+
+
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
@@ -658,14 +671,15 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it), to a ``.mat`` file
         (matrix ``mat_key``) or to a graph ``.npz`` file.
     directed : bool, default False
-        Read edges as arcs (matrices and files; a networkx graph says so itself).
+        Read edges as arcs (matrices and files; a networkx graph says so itself). A graph
+        ``.npz`` records its direction: ``True`` on an undirected one is refused.
     mat_key : str, default "network"
         The variable holding the adjacency matrix in a ``.mat`` file.
     header : bool, default False
         Skip the edge list's first line (a line of column names is detected and reported
         otherwise).
     unweighted : bool, default False
-        Ignore an edge list's weight column.
+        Ignore an edge list's weight column (refused on a graph ``.npz`` that records weights).
 
     Returns
     -------
@@ -676,7 +690,8 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     ------
     InputError
         The source cannot be read: no such file, a malformed line (named by file and line),
-        an empty graph, or an unsupported type.
+        an empty graph, an unsupported type, or ``directed``/``unweighted`` against what a
+        graph ``.npz`` records.
 
     Examples
     --------
@@ -697,7 +712,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
-            return Graph(**read_graph_arrays(path))
+            return _npz_graph(path, directed, unweighted)
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
                              header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")
