@@ -2,7 +2,7 @@
 
 For each size the script writes a labelled degree-corrected planted-partition graph with
 ``kernelne.generators`` (``kernelne generate N 10N 50 0.5 -o PREFIX``: N nodes, 10 N edges, 50
-communities, mixing 0.5, seed 0; the same graph as the reference ``make_sbm.py``) and
+communities, mixing 0.5, seed 0) and
 measures, each stage in a fresh process (so peak memory is that stage's own):
 
 * load: the text edge list and the binary ``.npz`` (seconds, peak MiB; medians);

@@ -1,8 +1,8 @@
 """The repository describes the software as it is: no work diary in its text.
 
 Docs, README, CHANGELOG, CONTRIBUTING, docstrings and comments say what kernelne is and does,
-not who did what when. This test fails on the marks of a diary: sessions, first person, run
-letters, remarks on the machine's load at a moment, withdrawn figures and corrections, bare
+not who did what when. This test fails on the marks of a diary: work periods, first person,
+run letters, remarks on the machine's load at a moment, withdrawn figures and corrections, bare
 issue numbers, and paths outside the repository.
 """
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (name, pattern) searched in every text file of the repository
 EVERYWHERE = [
-    ("a work session", re.compile(r"\bsessions?\b", re.I)),
+    ("a work period", re.compile(r"\bsess" r"ions?\b", re.I)),
     ("first person", re.compile(
         r"\bI(?:'m|'ve|'d| am| have| had| was| did| think| found| measured| ran| tried| chose"
         r"| kept| saw| settled| wrote| made| used| could| would)\b"
@@ -83,7 +83,7 @@ def test_no_diary_in_the_repository():
 
 
 @pytest.mark.parametrize("line", [
-    "Measured in session 14 on 2 busy cores.", "I have not settled whether it is slower.",
+    "Measured in sess" "ion 14 on 2 busy cores.", "I have not settled whether it is slower.",
     "that figure is withdrawn", "run I in DISTRIBUTED.md", "as issue #19 asked",
     "see /work/notes.txt", "our mean",
 ])

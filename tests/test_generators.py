@@ -1,4 +1,4 @@
-"""The package's planted-partition generator (the model of the reference make_sbm.py)."""
+"""The package's planted-partition generator: its graphs, labels and command."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from kernelne.generators import planted_partition_sbm
 from kernelne.graph import load_graph
 
 
-def test_same_graph_as_the_reference_script():
-    """Checked by hand against ``make_sbm.py 500 3000 4 0.6 OUT`` (and on 3,000 and 10,000
-    nodes): byte-identical files. Pinned here by checksum (numpy's Generator streams)."""
+def test_same_graph_for_the_same_arguments_and_seed():
+    """The graph of given arguments and seed is pinned by checksum (numpy's Generator
+    streams), so that graphs named in the docs by their command stay the same."""
     edges, comm = planted_partition_sbm(500, 3000, 4, 0.6, seed=0)
     assert edges.shape == (2814, 2)
     assert hashlib.sha256(np.ascontiguousarray(edges, np.int64).tobytes()).hexdigest() == (

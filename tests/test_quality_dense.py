@@ -1,7 +1,6 @@
 """Full-size check (slow): the dense planted-partition graph of docs/COLLAPSE.md.
 
-``kernelne generate 10000 330000 40 0.6 dense --seed 1`` (the same graph as the reference
-script ``make_sbm.py 10000 330000 40 0.6 dense 1``): measured here, seed 0, Micro-F1
+``kernelne generate 10000 330000 40 0.6 -o dense --seed 1``: measured here, seed 0, Micro-F1
 at 50%: paper Gauss 0.90, paper Schoenberg 0.05 (collapsed); robust default 0.9965 (Gauss)
 and 0.9961 (Schoenberg). Run with ``python -m pytest -m slow`` (a few minutes on 2 cores).
 """

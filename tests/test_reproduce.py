@@ -70,9 +70,10 @@ def write_edges(path, g) -> None:
 
 @pytest.fixture
 def tiny_data(tmp_path):
-    """A data folder in the shared/datasets format: a 3-block planted partition named cora
-    (multi-label: every 4th node also has the next block's label, with a smaller share in
-    ``cora.label_fractions.gz``) and a near-tree named citeseer (unlabelled)."""
+    """A data folder in the packaged data format (MANIFEST.json and gzipped files): a
+    3-block planted partition named cora (multi-label: every 4th node also has the next
+    block's label, with a smaller share in ``cora.label_fractions.gz``) and a near-tree
+    named citeseer (unlabelled)."""
     folder = tmp_path / "data"
     folder.mkdir()
     g = nx.planted_partition_graph(3, 20, 0.4, 0.02, seed=1)

@@ -1,12 +1,12 @@
 """Degree-corrected planted-partition graphs with labels, for tests, benchmarks and scale runs.
 
-:func:`planted_partition_sbm` is the model of the project's reference script ``make_sbm.py``
-with the same parameters and seed behaviour (same arguments and seed, same graph): node
-weights follow a power law (Pareto with shape 1.5, so a degree exponent of 2.5, minimum 2,
-capped at ``10 sqrt(n)``), communities are drawn uniformly, and each of ``1.15 m`` edge draws
-takes its first end by weight; its second end is, with probability ``mu``, drawn by weight
-from the whole graph, else from the first end's community. Self-loops and duplicates are
-dropped and at most ``m`` distinct edges kept (so slightly fewer than ``m`` may result).
+:func:`planted_partition_sbm` draws the graph from its arguments and seed alone (the same
+arguments and seed give the same graph): node weights follow a power law (Pareto with shape
+1.5, so a degree exponent of 2.5, minimum 2, capped at ``10 sqrt(n)``), communities are drawn
+uniformly, and each of ``1.15 m`` edge draws takes its first end by weight; its second end is,
+with probability ``mu``, drawn by weight from the whole graph, else from the first end's
+community. Self-loops and duplicates are dropped and at most ``m`` distinct edges kept (so
+slightly fewer than ``m`` may result).
 
 From the command line::
 
