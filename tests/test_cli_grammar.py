@@ -27,8 +27,6 @@ SEEDED = [["embed", "g.txt", "-o", "e.npy"], ["update", "m.npz", "g.txt", "-o", 
           ["demo"], ["split", "g.txt", "--out-dir", "s"], ["evaluate", "classify", "e.npy",
           "l.txt"], ["plot", "e.npy", "-o", "m.png"], ["generate", "30", "60", "2", "0.3",
           "-o", "g"]]
-# the options of add_partition_options, whose help texts are maintained with that function
-PARTITION_DESTS = {"partitions", "partition_dir", "rounds", "scheduler"}
 
 
 def _subparser(path: tuple[str, ...]) -> argparse.ArgumentParser:
@@ -64,7 +62,7 @@ def test_help_shows_every_default_and_writes_none_by_hand(path):
     parser = _subparser(path)
     text = _flat(parser.format_help())
     for action in parser._actions:
-        if action.help is argparse.SUPPRESS or action.dest in PARTITION_DESTS:
+        if action.help is argparse.SUPPRESS:
             continue
         assert not re.search(r"\(default \d|\(\d[\d.e-]*\)", action.help or ""), action.dest
         default = action.default

@@ -193,14 +193,14 @@ def expected_kept_share(graph, subsample: float) -> float:
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
     """Partitioned training (``embed``): P x P buckets, blocks on disk, optionally on Dask."""
     g = parser.add_argument_group("partitioned training (`kernelne docs distributed`)")
-    g.add_argument("--partitions", type=int, default=1,
-                   help="train in P partitions with two blocks of rows in memory (default 1: "
-                        "the plain fit)")
-    g.add_argument("--partition-dir", default=None,
+    g.add_argument("--partitions", type=positive_count, default=1, metavar="P",
+                   help="train in P partitions with two blocks of rows in memory (1: the "
+                        "plain fit)")
+    g.add_argument("--partition-dir", default=None, metavar="DIR",
                    help="folder of the blocks, walks and checkpoints (a rerun with the same "
                         "folder resumes; default: a temporary folder)")
-    g.add_argument("--rounds", type=int, default=None,
-                   help="rounds of walks, each trained in P steps (default 20)")
+    g.add_argument("--rounds", type=positive_count, default=None, metavar="R",
+                   help="rounds of walks, each trained in P steps (default: 20)")
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="train the buckets on this Dask scheduler's workers, e.g. "
                         "tcp://host:8786 (needs --partitions > 1)")
