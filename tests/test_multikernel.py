@@ -180,3 +180,17 @@ def test_huge_penalty_drives_the_weights_to_zero():
     crushed = fitted_weights(tiny, 35.0, walks_per_node=2)  # lr * beta_reg = 0.875 < 1
     assert crushed.sum() < 0.5 * free.sum(), (crushed, free)
     assert fitted_weights(tiny, 1e6, walks_per_node=2).sum() < 1e-3  # 0, or one step from 0
+
+
+@pytest.mark.parametrize("g1", [-45.0, -80.0])
+def test_simplex_step_sets_a_vanishing_weight_to_zero_not_subnormal(g1):
+    """A weight the mirror-descent step drives below 1e-30 (here to about 1e-40, float32's
+    subnormal range, where every multiplication takes the CPU's slow path) is set to 0; the
+    others are renormalised."""
+    from kernelne.trainer import _beta_step
+
+    beta = np.array([0.5, 0.5], F32)
+    gbeta = np.array([0.0, g1], F32)
+    _beta_step(beta, gbeta, F32(1.0), F32(0.0), F32(1.0), True)
+    assert beta[1] == 0.0 and beta[0] == 1.0
+    assert not np.any((beta > 0) & (beta < np.finfo(F32).tiny))

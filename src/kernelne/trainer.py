@@ -63,6 +63,9 @@ from kernelne.sampling import alias_draw, rand_below, rand_float, stream_state
 
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
+#: a simplex weight below this is set to 0 (a smaller one is subnormal or near it, and
+#: every kernel evaluation it enters then takes the CPU's slow path)
+_BETA_FLOOR = np.float32(1e-30)
 _TWO = np.float32(2.0)
 _NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
 _CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
@@ -420,6 +423,8 @@ def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
         if total > _ZERO:  # the kernel of the largest exponent keeps its weight: always
             for j in range(m):
                 beta[j] = beta[j] / total
+                if beta[j] < _BETA_FLOOR:  # out for good: subnormal floats are ~100x slower
+                    beta[j] = _ZERO
         for j in range(m):
             gbeta[j] = _ZERO
     else:
