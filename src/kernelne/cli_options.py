@@ -54,9 +54,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    help="threads (default: all cores)")
     g.add_argument("--seed", type=seed_value, default=None, metavar="N",
                    help="random seed (1 worker: exact)")
+    g.add_argument("--setting", default="auto", choices=["auto", "given"],
+                   help="auto: start with the paper's setting and switch to --kernel "
+                   "schoenberg --window-shrink when the restart test finds the rows collapsing "
+                   "(dense graphs), if --kernel, --sigma, --loss and --window-shrink are left "
+                   "at their defaults; given: the options as given")
+    g.add_argument("--normalize", default="auto", choices=["auto", "none"],
+                   help="auto: rows rescaled by one factor to a median norm of 4 (for "
+                   "logistic regression at C = 1; cosines, neighbours and k-means are "
+                   "unchanged); none: rows as trained")
     g.add_argument("--paper", action="store_true",
-                   help="the paper's exact algorithm: no robust restart with a narrower kernel "
-                   "when the rows collapse (`kernelne docs collapse`)")
+                   help="the paper's exact algorithm and setting: --setting given "
+                   "--normalize none, and no robust restart with a narrower kernel when the "
+                   "rows collapse (`kernelne docs collapse`)")
     g.add_argument("--shared-negatives", action="store_true",
                    help="one set of negatives per center for all its contexts, one weighted "
                    "step (several times faster on large graphs; Micro-F1 about 0.005 lower "
@@ -253,6 +263,8 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
         workers=args.workers, random_state=args.seed, verbose=verbose,
         robust=not args.paper, beta_update=args.beta_update, beta_select=args.beta_select,
+        setting="given" if args.paper else args.setting,
+        normalize="none" if args.paper else args.normalize,
         shared_negatives=args.shared_negatives, loss=args.loss,
         window_shrink=args.window_shrink, subsample=args.subsample,
         negative_pool=args.negative_pool, partitions=getattr(args, "partitions", 1),
@@ -261,6 +273,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
 
 
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
+    from kernelne.auto_setting import OUTPUT_NORM, fitted_params
     from kernelne.diagnostics import MIN_ROWS
 
     compiling = getattr(model, "compile_seconds_", 0.0)
@@ -277,8 +290,12 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
                      + (f", from a pool of {pool} per walk" if pool else ""))
     elif pool:
         lines.append(f"negatives  {model.negatives} per pair, from a pool of {pool} drawn per walk")
-    options = ([f"loss {model.loss}"] if model.loss != "squared" else []) + (
-        ["shrinking windows"] if model.window_shrink else []) + (
+    trained = fitted_params(model)  # the setting chosen, if an automatic fit switched
+    setting = getattr(model, "setting_", None)
+    if setting is not None:
+        lines.append(f"setting    {setting['name']}: {setting['evidence']}")
+    options = ([f"loss {trained.loss}"] if trained.loss != "squared" else []) + (
+        ["shrinking windows"] if trained.window_shrink else []) + (
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
     if options:
         lines.append("options    " + ", ".join(options))
@@ -291,7 +308,7 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
             f"narrowed   the rows were collapsing after {shell['at_pairs']:,} pairs (offset ratio "
             f"{shell['offset_ratio']:.1f}, neighbour AUC {shell['neighbour_auc']:.2f}): "
             f"restarted with the kernel {model.kernel_scale_ / shell['kernel_scale']:g}x narrower")
-    if model.narrowed_ and not (model.kernel == "schoenberg" and model.window_shrink):
+    if model.narrowed_ and not (trained.kernel == "schoenberg" and trained.window_shrink):
         lines.append("hint       the kernel was narrowed, as on dense graphs; there --kernel "
                      "schoenberg --window-shrink --window 5 scored highest, and 160 walks per "
                      "node higher still (`kernelne docs quality`)")
@@ -326,6 +343,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     if choice is not None:
         lines.append(f"chosen     {choice.winner_name} by {choice.validation}")
         lines.extend("           " + line for line in choice.table().splitlines())
+    scale = getattr(model, "output_scale_", 1.0)
+    if scale != 1.0:
+        lines.append(f"rows       scaled by {scale:.3g} to a median norm of {OUTPUT_NORM:g} "
+                     "(--normalize none: as trained)")
     stages = model.stage_seconds_
     lines.append(f"time       {seconds:.1f} s (loading {load_seconds:.1f} s, "
                  + (f"compiling {compiling:.1f} s (first run only), " if compiling else "")

@@ -17,6 +17,15 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from kernelne.auto_setting import (
+    NORMALIZE,
+    SETTINGS,
+    chooses,
+    dense_model,
+    describe_setting,
+    output_scale,
+    scale_rows,
+)
 from kernelne.compiling import watch_compiling
 from kernelne.diagnostics import (
     check_finite,
@@ -178,13 +187,34 @@ class KernelNE(EmbeddingEstimator):
         kernel of the dictionary, ``"uniform"`` and ``"train"`` by a validation score (held-out
         labels passed as ``fit(graph, y)``, else held-out edges), and the winner fitted on the whole
         graph; see :mod:`kernelne.kernel_choice` (``beta_choice_`` holds every candidate's score).
+    setting : {"auto", "given"}, default "auto"
+        ``"auto"``: start with the parameters as given and, if the robust restart test finds the
+        rows collapsing onto a shell (as on dense graphs), restart with the Schoenberg kernel
+        and shrinking windows instead of a narrower Gaussian
+        (:data:`~kernelne.auto_setting.DENSE_SETTING`). This applies only while ``kernel``,
+        ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and ``beta_select`` are at their
+        defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept and
+        why (:mod:`kernelne.auto_setting`). ``"given"``: the parameters as given, always.
+    normalize : {"auto", "none"}, default "auto"
+        ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
+        (``output_scale_``) that brings the median row norm to
+        :data:`~kernelne.auto_setting.OUTPUT_NORM` (4), the scale at which logistic
+        regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
+        k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
+        with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
 
     Attributes
     ----------
     embedding_ : ndarray of shape (n, dim)
-        The center vectors A, one row per node in node order.
+        The center vectors A, one row per node in node order, times ``output_scale_``.
     context_embedding_ : ndarray of shape (n, dim)
-        The context vectors B.
+        The context vectors B, times ``output_scale_``. The trained kernel's value of a pair
+        is that of the rows divided by ``output_scale_``.
+    output_scale_ : float
+        The factor of ``normalize="auto"`` (1.0 with ``normalize="none"``).
+    setting_ : dict
+        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
+        trained with instead of the estimator's) and ``evidence`` (why).
     nodes_ : ndarray
         The user's node ids, in row order.
     kernels_ : list of Kernel
@@ -313,7 +343,11 @@ class KernelNE(EmbeddingEstimator):
         subsample: float = 0.0,
         negative_pool: int | str = "auto",
         beta_select: str | Sequence[float] = "train",
+        setting: str = "auto",
+        normalize: str = "auto",
     ):
+        self.setting = setting
+        self.normalize = normalize
         self.kernel = kernel
         self.sigma = sigma
         self.alpha = alpha
@@ -396,6 +430,10 @@ class KernelNE(EmbeddingEstimator):
         if not isinstance(self.window_shrink, (bool, np.bool_)):
             raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
         negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
+        for name, allowed in (("setting", SETTINGS), ("normalize", NORMALIZE)):
+            if not (isinstance(getattr(self, name), str) and getattr(self, name) in allowed):
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
+                                 f"got {getattr(self, name)!r}")
         if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
             fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
             if int(self.partitions) > 1:
@@ -500,16 +538,22 @@ class KernelNE(EmbeddingEstimator):
             counting_seconds = time.perf_counter() - start
             rho, narrowed, simplex = 1.0, [], self.simplex_weights()
             can_narrow = self.robust and kernels[0].kind != "linear"
+            params, switched_at = self, None  # the parameters the runs train with
+            may_switch = chooses(self)
             checks: list[dict] = []
             given_up_walks = given_up_training = 0.0  # seconds of runs a restart gave up
             rate = 1.0  # the learning-rate schedule's factor: halved after a diverged run
             lr_restarts: list[dict] = []
             while True:
-                run = _Run(self, g, corpus, stored, negatives, keep, active, seed, rho, simplex,
-                           None if fixed is None else fixed[fixed > 0], rate)
+                run = _Run(params, g, corpus, stored, negatives, keep, active, seed, rho,
+                           simplex, None if fixed is None else fixed[fixed > 0], rate)
                 looks = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
                 checks += looks
-                if looks and looks[-1]["collapsing"]:
+                if looks and looks[-1]["collapsing"] and may_switch and switched_at is None:
+                    switched_at = looks[-1]  # a dense graph: the dense setting, not narrowing
+                    params = dense_model(self)
+                    kernels = active = params.kernel_dictionary()
+                elif looks and looks[-1]["collapsing"]:
                     shell = looks[-1]
                     narrowed.append(shell)
                     rho *= NARROWING
@@ -539,6 +583,8 @@ class KernelNE(EmbeddingEstimator):
             warn_if_collapsed(self.health_, mean_degree,
                               ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
                               self.robust)
+        self.setting_ = describe_setting(self, switched_at, bool(checks))
+        self.output_scale_ = self._rescale(run.A, run.B, int(seed % 2**32))
         self.embedding_ = run.A
         self.context_embedding_ = run.B
         self.nodes_ = g.nodes
@@ -571,6 +617,17 @@ class KernelNE(EmbeddingEstimator):
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self
 
+    def _rescale(self, A: np.ndarray, B: np.ndarray, seed: int) -> float:
+        """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
+        the median row norm of ``A`` to :data:`~kernelne.auto_setting.OUTPUT_NORM`, and return
+        it (1.0 with ``normalize="none"``)."""
+        if self.normalize == "none":
+            return 1.0
+        s = output_scale(A, seed)
+        scale_rows(A, s)
+        scale_rows(B, s)
+        return s
+
     def _fit_partitioned(self, g: Graph, kernels: list[Kernel], seed, client,
                          start: float) -> KernelNE:
         """:func:`kernelne.partitioned.fit_partitioned`, and the fitted attributes."""
@@ -591,6 +648,10 @@ class KernelNE(EmbeddingEstimator):
         warn_if_collapsed(self.health_, mean_degree,
                           ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),
                           self.robust)
+        if self.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
+            A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
+        self.setting_ = describe_setting(self, None, bool(run.checks))
+        self.output_scale_ = self._rescale(A, B, int(run.seed % 2**32))
         self.embedding_, self.context_embedding_ = A, B
         self.nodes_ = g.nodes
         self.kernels_ = kernels

@@ -79,6 +79,8 @@ def save_model(model: Any, path: str | Path) -> None:
         "beta_update": np.array(model.beta_update_),
         "walk_counts": np.asarray(model.walk_counts_, dtype=np.int64),
         "degrees": np.asarray(model.degrees_, dtype=np.int64),
+        "output_scale": np.array(getattr(model, "output_scale_", 1.0), dtype=np.float64),
+        "setting": np.array(json.dumps(getattr(model, "setting_", {}))),
     }
     if getattr(model, "directed_", None) is not None:
         arrays["directed"] = np.array(bool(model.directed_))
@@ -132,4 +134,8 @@ def load_model(path: str | Path, estimator: type) -> Any:
     model.beta_update_ = str(arrays["beta_update"])
     model.walk_counts_, model.degrees_ = arrays["walk_counts"], arrays["degrees"]
     model.directed_ = None if directed is None else bool(directed)
+    # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
+    model.output_scale_ = float(arrays["output_scale"]) if "output_scale" in arrays else 1.0
+    model.setting_ = (json.loads(str(arrays["setting"])) if "setting" in arrays
+                      else {"name": "given", "params": {}, "evidence": "an older model file"})
     return model

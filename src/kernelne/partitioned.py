@@ -686,7 +686,8 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
         "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
         "kernels": [str(k) for k in kernels],
         "params": {k: repr(v) for k, v in sorted(model.get_params().items())
-                   if k not in ("workers", "verbose", "partition_dir", "random_state")},
+                   if k not in ("workers", "verbose", "partition_dir", "random_state",
+                                "setting", "normalize")},  # neither changes the training
     }
 
 

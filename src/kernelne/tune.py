@@ -517,7 +517,7 @@ def make_estimator(method: str, params: dict[str, Any]):
     if method == "kernelne":
         from kernelne.model import KernelNE
 
-        return KernelNE(**params)
+        return KernelNE(**{"setting": "given", **params})  # each candidate as it is named
     from kernelne.baselines import make_method
 
     return make_method(method, ignore_unknown=True, **params)

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from kernelne.auto_setting import fitted_params
 from kernelne.diagnostics import check_finite
 from kernelne.errors import InputError
 from kernelne.graph import Graph, load_graph
@@ -147,8 +148,9 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     rng = np.random.default_rng(int(seed))
     A = aligned_rows(n, d)
     B = aligned_rows(n, d, 0.0)
-    A[pos[kept]] = model.embedding_[kept]
-    B[pos[kept]] = model.context_embedding_[kept]
+    scale = np.float32(getattr(model, "output_scale_", 1.0))  # normalize="auto"'s factor
+    A[pos[kept]] = model.embedding_[kept] / scale  # the rows as trained
+    B[pos[kept]] = model.context_embedding_[kept] / scale
     A[fresh] = uniform_rows(rng, len(fresh), d, 0.5 / d)
     B[relearned] = 0.0  # as in a fit (the fit only pushed it as a negative)
     rates = np.zeros(n, dtype=np.float32)
@@ -168,6 +170,12 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
         if corpus.n_walks:
             pairs, loss_rows = _train(model, corpus, A, B, rates, counts, seed)
     check_finite(A, B, model.beta_)
+    if scale != 1:  # back to the output's scale; frozen rows exactly as they were
+        A *= scale
+        B *= scale
+        frozen = rates[pos[kept]] == 0
+        A[pos[kept][frozen]] = model.embedding_[kept][frozen]
+        B[pos[kept][frozen]] = model.context_embedding_[kept][frozen]
 
     model.removed_nodes_ = np.asarray(model.nodes_)[~kept]
     model.embedding_, model.context_embedding_, model.nodes_ = A, B, g.nodes
@@ -192,7 +200,8 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
     kernel = kernel_arrays(model.kernels_, np.array(model.beta_, dtype=np.float32),
                            model.kernel_scale_)
     total_centers = float(model.epochs * corpus.n_walks * corpus.walk_length)
-    settings = train_settings(model, total_centers, seed, len(A), shared_negatives=False)
+    settings = train_settings(fitted_params(model), total_centers, seed, len(A),
+                              shared_negatives=False)
     keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
     losses = np.zeros(2)
     pairs, rows = 0, []

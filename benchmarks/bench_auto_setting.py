@@ -1,0 +1,186 @@
+"""Label-free evidence for choosing KernelNE's setting, against node classification.
+
+For each graph, every candidate setting (``--candidates``: by default ``kernelne tune``'s seven
+defaults and the dense-graph setting ``sch+shrink+win5``) is
+
+* fitted on the whole graph (``workers=1``, ``random_state=--seed``) and scored by node
+  classification (one-vs-rest logistic regression, top-k rule, ``--repeats`` splits at 10% and
+  50% of the labels, with C = 1 and with C chosen per split), and with C = 1 again after the
+  rows are rescaled to each median row norm of ``--target-norms`` (the output scale);
+* fitted briefly (``--short-walks`` walks per node) on a residual graph with 10% of the edges
+  held out, and scored without labels by the ROC-AUC of the held-out edges against as many
+  non-edges, with two pair scores: the cosine of the two rows and minus their distance.
+
+It then prints per graph the Spearman rank correlation of each label-free score with each
+classification column, over the candidates, and which candidate each criterion would choose.
+Graph names as in ``bench_loss_options.py`` (``cora``, ``citeseer``, ``dblp``, its planted
+shorthands, or ``sbm:N:M:K:MU:SEED``), ``wsbm:N:M:K:MU:SEED`` (that planted partition with
+log-normal edge weights, independent of the communities), ``lfr:N:DEG:MU:SEED`` (networkx's
+LFR benchmark: power-law degrees of mean about ``DEG`` and community sizes, a share ``MU`` of
+each node's edges leaving its community) and the shorthands in :data:`UNSEEN`. Usage:
+
+    python benchmarks/bench_auto_setting.py --graphs cora citeseer --json auto.json
+    python benchmarks/bench_auto_setting.py --summarize a.json b.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import bench_loss_options
+import networkx as nx
+import numpy as np
+from bench_loss_options import make_model
+from scipy.stats import spearmanr
+from sklearn.metrics import roc_auc_score
+
+from kernelne.evaluation import evaluate_node_classification
+from kernelne.evaluation.classification import SELECT_CS
+from kernelne.generators import planted_partition_sbm
+from kernelne.graph import Graph
+from kernelne.validation_scores import held_out_edges
+
+CANDIDATES = ["squared", "sch", "multi", "loglik", "sch+loglik", "multi+loglik", "sch+shrink",
+              "sch+shrink+win5"]
+COLUMNS = ["10%", "50%", "10% C chosen", "50% C chosen"]
+#: graphs no setting or rule was chosen on: heavy-tailed degrees, a density between the sparse
+#: and dense planted partitions, and edge weights
+UNSEEN = {
+    "lfr-dense": "lfr:4000:40:0.5:11",
+    "lfr-sparse": "lfr:5000:12:0.4:12",
+    "sbm-mid": "sbm:6000:120000:15:0.55:7",
+    "wsbm": "wsbm:4000:24000:16:0.4:8",
+}
+
+
+def load_graph_and_labels(name: str):
+    """A graph and its labels: :data:`UNSEEN` and the ``lfr:`` / ``wsbm:`` specs here, the
+    rest from ``bench_loss_options``."""
+    spec = UNSEEN.get(name, name)
+    kind, *fields = spec.split(":")
+    if kind == "wsbm":
+        n, m, k, mu, seed = fields
+        edges, comm = planted_partition_sbm(int(n), int(m), int(k), float(mu), int(seed))
+        weights = np.random.default_rng(int(seed)).lognormal(0.0, 1.0, len(edges))
+        return Graph.from_edges(edges[:, 0], edges[:, 1], weights, n_nodes=int(n)), comm
+    if kind == "lfr":
+        n, deg, mu, seed = int(fields[0]), float(fields[1]), float(fields[2]), int(fields[3])
+        G = nx.LFR_benchmark_graph(n, 2.5, 1.5, mu, average_degree=deg,
+                                   max_degree=int(deg * 10), min_community=n // 50,
+                                   max_community=n // 8, seed=seed)
+        G.remove_edges_from(nx.selfloop_edges(G))
+        comm = {v: i for i, c in enumerate({frozenset(G.nodes[v]["community"]) for v in G})
+                for v in c}
+        edges = np.array(G.edges(), dtype=np.int64)
+        return (Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=n),
+                np.array([comm[v] for v in range(n)]))
+    return bench_loss_options.load_graph_and_labels(spec)
+
+
+def pair_scores(A: np.ndarray, pairs: np.ndarray) -> dict[str, np.ndarray]:
+    """Cosine and minus the distance of the rows of each pair."""
+    X, Y = A[pairs[:, 0]].astype(np.float64), A[pairs[:, 1]].astype(np.float64)
+    nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
+    return {"cos": (X * Y).sum(1) / np.maximum(nx * ny, 1e-12),
+            "dist": -np.linalg.norm(X - Y, axis=1)}
+
+
+def classification(A, labels, graph, args, select_C=None) -> list[float]:
+    table = evaluate_node_classification(A, labels, graph.nodes, ratios=(0.1, 0.5),
+                                         repeats=args.repeats, seed=0, n_jobs=1,
+                                         select_C=select_C)
+    return [table.value("micro_f1", "0.1"), table.value("micro_f1", "0.5")]
+
+
+def run_graph(name: str, args: argparse.Namespace) -> list[dict]:
+    graph, labels = load_graph_and_labels(name)
+    print(f"# {name}: {graph.summary()}", flush=True)
+    split, residual, _, _ = held_out_edges(graph, 0.1, args.seed)
+    pairs, y = split.test_pairs()
+    records = []
+    for cand in args.candidates:
+        rec: dict = {"graph": name, "candidate": cand}
+        model = make_model(cand, args, args.seed)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(graph)
+        rec["fit_s"] = time.perf_counter() - start
+        A = np.asarray(model.embedding_)
+        rec["narrowed"] = len(model.narrowed_)
+        rec["f1"] = (classification(A, labels, graph, args)
+                     + classification(A, labels, graph, args, SELECT_CS))
+        norm = float(np.median(np.linalg.norm(A, axis=1)))
+        rec["median_norm"] = norm
+        rec["scaled"] = {str(t): classification(A * (t / norm), labels, graph, args)
+                         for t in args.target_norms}
+        short = make_model(cand, argparse.Namespace(**{**vars(args),
+                                                       "walks_per_node": args.short_walks}),
+                           args.seed)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            short.fit(residual)
+        rec["short_s"] = time.perf_counter() - start
+        scores = pair_scores(np.asarray(short.embedding_), pairs)
+        rec["auc"] = {k: float(roc_auc_score(y, s)) for k, s in scores.items()}
+        records.append(rec)
+        print(f"{name:12s} {cand:16s} f1 " + " ".join(f"{v:.4f}" for v in rec["f1"])
+              + f" | norm {norm:.2f} scaled " + " ".join(
+                  f"{t}:{v[0]:.4f}/{v[1]:.4f}" for t, v in rec["scaled"].items())
+              + " | auc " + " ".join(f"{k} {v:.4f}" for k, v in rec["auc"].items())
+              + f" | fit {rec['fit_s']:.1f} s short {rec['short_s']:.1f} s"
+              + (f" narrowed x{rec['narrowed']}" if rec["narrowed"] else ""), flush=True)
+    return records
+
+
+def summarize(records: list[dict]) -> str:
+    lines = ["| graph | criterion | " + " | ".join(f"rho {c}" for c in COLUMNS)
+             + " | chosen | chosen's gap to best " + " / ".join(COLUMNS) + " |",
+             "|---|---|" + "---|" * len(COLUMNS) + "---|---|"]
+    for name in dict.fromkeys(r["graph"] for r in records):
+        rows = [r for r in records if r["graph"] == name]
+        f1 = np.array([r["f1"] for r in rows])
+        for crit in rows[0]["auc"]:
+            auc = np.array([r["auc"][crit] for r in rows])
+            rhos = [spearmanr(auc, f1[:, j]).statistic for j in range(f1.shape[1])]
+            pick = int(np.argmax(auc))
+            gaps = f1[pick] - f1.max(0)
+            lines.append(f"| {name} | {crit} | " + " | ".join(f"{r:+.2f}" for r in rhos)
+                         + f" | {rows[pick]['candidate']} | "
+                         + " / ".join(f"{g:+.4f}" for g in gaps) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer"])
+    ap.add_argument("--candidates", nargs="+", default=CANDIDATES)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--short-walks", type=int, default=10)
+    ap.add_argument("--target-norms", nargs="+", type=float, default=[4.0, 8.0])
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--summarize", type=Path, nargs="+", default=None)
+    args = ap.parse_args()
+    for key, value in {"walks_per_node": 80, "walk_length": 10, "window": 10, "dim": 128,
+                       "subsample": 1e-3}.items():
+        setattr(args, key, value)
+    if args.summarize:
+        records = [r for p in args.summarize for r in json.loads(p.read_text())["records"]]
+        print(summarize(records))
+        return
+    records = []
+    for name in args.graphs:
+        records += run_graph(name, args)
+        if args.json:
+            args.json.write_text(json.dumps({"records": records}, indent=1))
+    print(summarize(records))
+
+
+if __name__ == "__main__":
+    main()
