@@ -552,8 +552,8 @@ def usable_url(url: RemotePath) -> RemotePath:
         filesystem(url)
     except ImportError as exc:
         raise InputError(f"--partition-dir {url}: {url.protocol}:// needs a package that is "
-                         f"not installed ({exc}); pip install 'kernelne[dask]' has s3://"
-                         ) from None
+                         f"not installed ({exc}); pip install 'kernelne[dask]' installs fsspec "
+                         "and s3fs") from None
     except ValueError as exc:
         raise InputError(f"--partition-dir {url}: unknown protocol {url.protocol}:// ({exc}): "
                          "give a folder or an fsspec URL such as s3://bucket/run") from None
