@@ -112,6 +112,7 @@ def record(s3, run: str) -> dict:
 def test_an_s3_fit_on_workers_without_a_shared_folder_equals_the_local_fit(s3, cluster,
                                                                            reference):
     client, homes = cluster
+    assert sorted(client.run(os.getcwd).values()) == sorted(map(str, homes))
     model = fit(f"s3://{BUCKET}/on-workers", client=client)
     same_rows(model, reference)
     assert record(s3, "on-workers")["step"] == STEPS

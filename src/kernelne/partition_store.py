@@ -31,7 +31,7 @@ from kernelne.outputs import atomic_path
 #: Protocols whose writes of a whole object are atomic and that have no folders to make.
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
                            "memory"})
-HEADER_BYTES = 4096  # read at once for a .npy header (numpy pads it to 64 bytes; ours < 256)
+HEADER_BYTES = 4096  # read at once for a .npy header (a block's or a round's is 128 bytes)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ whole step has finished and ``progress.json`` says so. A bucket that dies is rer
 version ``t`` (Dask reruns the task of a lost worker); a driver that dies is restarted with the
 same folder and resumes at the first unfinished step. Buckets are deterministic on one thread
 (negatives seeded by (seed, bucket, the chunk's first walk with a pair there)), so a resumed
-or rerun fit equals a clean one bit for bit.
+or rerun fit equals a clean one bit for bit. The folder can be an fsspec URL
+(``s3://bucket/run``, :mod:`kernelne.partition_store`) that workers reach without a shared
+disk.
 
 MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
 restart (docs/METHOD.md §7) is the plain fit's: when :func:`kernelne.robust.look_due` says so
@@ -770,13 +772,13 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
     }
 
 
-def damaged(path: Path, folder: Path, why: str) -> InputError:
+def damaged(path: Location, folder: Location, why: str) -> InputError:
     """The error of a file of a partitioned fit's folder that cannot be used."""
     return InputError(f"{why}: the partitioned fit's folder {folder} is damaged; remove it "
                       "to start over", path)
 
 
-def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version: int) -> None:
+def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, version: int) -> None:
     """Before a resumed fit trains: every file it reads is there and whole (the walks and
     masks by their headers, the counts and the negatives read), and version ``version`` of
     the blocks (if above 0: version 0 is made again) has its shape and only finite values.
@@ -809,7 +811,7 @@ def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version:
                               "a fit that diverged: then start over with a smaller --lr)")
 
 
-def _check_npy(path: Path, folder: Path) -> None:
+def _check_npy(path: Location, folder: Location) -> None:
     """A .npy file whose size is what its header says, or :func:`damaged`."""
     try:
         shape, _, dtype, offset = npy_header(path)
@@ -822,7 +824,7 @@ def _check_npy(path: Path, folder: Path) -> None:
         raise damaged(path, folder, f"is cut short ({found:,} of {expected:,} bytes)")
 
 
-def _read_json(path: Path, folder: Path) -> dict:
+def _read_json(path: Location, folder: Location) -> dict:
     """A record of the folder (``plan.json``, ``progress.json``), or an :class:`InputError`
     naming it if it cannot be read as one."""
     try:
@@ -837,7 +839,7 @@ def _read_json(path: Path, folder: Path) -> dict:
     return data
 
 
-def _recorded_seed(plan: dict, path: Path, folder: Path) -> np.uint64:
+def _recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
     try:
         return np.uint64(int(plan["seed"]) % 2**64)
@@ -901,7 +903,7 @@ def check_partition_settings(model, n_nodes: int) -> None:
                          "round of less than one walk per node only adds steps)")
 
 
-def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
+def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: bool,
             ) -> PartitionedResult:
     """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     parts, d = int(model.partitions), int(model.dim)
@@ -1039,7 +1041,7 @@ def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nod
     return kinds_params, settings
 
 
-def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,
+def _shell(folder: Location, graph, counts: np.ndarray, parts: int, d: int, version: int,
            beta: np.ndarray, state: dict, previous: dict | None) -> dict | None:
     """The robust restart's test (:func:`kernelne.robust.shell_figures`) on version
     ``version`` of the blocks, read where they lie (:class:`BlockRows`); ``previous``: the
@@ -1058,7 +1060,7 @@ class BlockRows:
     over ``A`` this way; putting the matrices together first wrote the whole model to disk
     (1 GB at 1M nodes) at every look."""
 
-    def __init__(self, folder: Path, which: str, n: int, parts: int, d: int, version: int):
+    def __init__(self, folder: Location, which: str, n: int, parts: int, d: int, version: int):
         self.paths = [block_path(folder, which, i, version) for i in range(parts)]
         self.shape = (n, d)
 
@@ -1083,7 +1085,7 @@ class BlockRows:
         return True
 
 
-def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,
+def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: int, seed,
              progress_file: Path) -> dict:
     """Start again from version 0 with the kernel narrowed :data:`NARROWING` times (and
     MKernelNE on the simplex step if its weights collapsed); the walks are kept. The new
@@ -1139,7 +1141,7 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     return counts
 
 
-def _make_noise(folder: Path, counts: np.ndarray, parts: int) -> None:
+def _make_noise(folder: Location, counts: np.ndarray, parts: int) -> None:
     """Each part's negatives: unigram^0.75 over its rows (uniform if none was visited)."""
     makedirs(folder / "noise")
     for j in range(parts):
@@ -1151,7 +1153,7 @@ def _make_noise(folder: Path, counts: np.ndarray, parts: int) -> None:
             np.savez(fh, prob=prob, alias=alias)
 
 
-def _init_blocks(folder: Path, n: int, parts: int, d: int, seed) -> None:
+def _init_blocks(folder: Location, n: int, parts: int, d: int, seed) -> None:
     """Version 0 of the blocks: ``A_i ~ U(+-0.5/d)`` (a generator per part), ``B_j = 0``."""
     makedirs(folder / "blocks")
     for i in range(parts):
