@@ -161,6 +161,22 @@ def test_a_file_system_without_whole_object_writes_gets_each_file_by_a_move(refe
     assert not [p for p in memory.find(run) if p.endswith(".tmp")]
 
 
+def test_a_lock_is_taken_once_where_the_store_has_no_exclusive_write(monkeypatch):
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    real_pipe = type(memory).pipe_file
+
+    def pipe_file(self, path, value):  # an older file system: no ``mode``
+        return real_pipe(self, path, value)
+
+    monkeypatch.setattr(type(memory), "pipe_file", pipe_file)
+    lock = location(f"memory://kernelne/{uuid.uuid4().hex}") / partitioned.LOCK
+    assert create_exclusive(lock, b"first")
+    assert not create_exclusive(lock, b"second")
+    assert memory.cat_file(str(lock).removeprefix("memory:/")) == b"first"
+
+
 def test_a_memory_url_with_workers_in_other_processes_is_refused_before_any_work(cluster):
     client, _ = cluster
     run = f"memory://kernelne/{uuid.uuid4().hex}"

@@ -193,7 +193,8 @@ def _temporary_name(where: str) -> str:
 def create_exclusive(path: Location, data: bytes) -> bool:
     """Write ``data`` as a new file at ``path``; ``False`` (nothing written) if one is there.
     Atomic on a local folder (``O_EXCL``) and on a store with conditional writes (S3's
-    ``If-None-Match``, ``memory://``)."""
+    ``If-None-Match``, ``memory://``); a file system without them is looked at, then
+    written."""
     if not is_remote(path):
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -207,6 +208,11 @@ def create_exclusive(path: Location, data: bytes) -> bool:
         fs.pipe_file(where, data, mode="create")
     except FileExistsError:
         return False
+    except TypeError:  # no ``mode`` argument: no exclusive write
+        fs.invalidate_cache(where)
+        if fs.exists(where):
+            return False
+        fs.pipe_file(where, data)
     return True
 
 
