@@ -206,9 +206,12 @@ def add_partition_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--partitions", type=positive_count, default=1, metavar="P",
                    help="train in P partitions with two blocks of rows in memory (1: the "
                         "plain fit)")
-    g.add_argument("--partition-dir", default=None, metavar="DIR",
-                   help="folder of the blocks, walks and checkpoints (a rerun with the same "
-                        "folder resumes; default: a temporary folder)")
+    g.add_argument("--partition-dir", default=None, metavar="DIR|URL",
+                   help="folder or fsspec URL of the blocks, walks and checkpoints, e.g. "
+                        "/mnt/nfs/run or s3://bucket/run (gs://, memory:// in one process; "
+                        "a URL needs no shared disk: every worker reaches it with the AWS_* "
+                        "or other credentials of its file system); a rerun with the same "
+                        "folder or URL resumes; default: a temporary folder")
     g.add_argument("--rounds", type=positive_count, default=None, metavar="R",
                    help="rounds of walks, each trained in P steps (default: 20)")
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",

@@ -156,8 +156,11 @@ class KernelNE(EmbeddingEstimator):
         :mod:`kernelne.partitioned` and :doc:`/DISTRIBUTED`. 1 is the plain fit.
     partition_dir : str, optional
         The folder of a partitioned fit's blocks, walks and checkpoints (a fit restarted with
-        the same folder resumes; ``embedding_`` is then memory-mapped from it). None: a
-        temporary folder, removed after the fit.
+        the same folder resumes; ``embedding_`` is then memory-mapped from it), or an fsspec
+        URL (``s3://bucket/run``, ``gs://...``; ``memory://...`` in one process) that Dask
+        workers reach without a shared disk (:mod:`kernelne.partition_store`; ``embedding_``
+        is then memory-mapped from a local temporary file). None: a temporary folder,
+        removed after the fit.
     rounds : int, optional
         A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
         (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).

@@ -22,7 +22,9 @@ whole step has finished and ``progress.json`` says so. A bucket that dies is rer
 version ``t`` (Dask reruns the task of a lost worker); a driver that dies is restarted with the
 same folder and resumes at the first unfinished step. Buckets are deterministic on one thread
 (negatives seeded by (seed, bucket, the chunk's first walk with a pair there)), so a resumed
-or rerun fit equals a clean one bit for bit.
+or rerun fit equals a clean one bit for bit. The folder can be an fsspec URL
+(``s3://bucket/run``, :mod:`kernelne.partition_store`) that workers reach without a shared
+disk.
 
 MKernelNE's weights are learned in every bucket and averaged over a step's buckets. The robust
 restart (docs/METHOD.md §7) is the plain fit's: when :func:`kernelne.robust.look_due` says so
@@ -55,6 +57,28 @@ from kernelne.kernels import LINEAR
 from kernelne.memory import peak_memory_mb
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
+from kernelne.partition_store import (
+    Location,
+    RemotePath,
+    create_exclusive,
+    exists,
+    filesystem,
+    is_file,
+    is_remote,
+    load_npy,
+    load_npz,
+    location,
+    makedirs,
+    names,
+    npy_bytes,
+    npy_header,
+    read_bytes,
+    read_npy_rows,
+    remove,
+    size,
+    staged,
+    write_bytes,
+)
 from kernelne.prefetch import prefetch_row
 from kernelne.robust import (
     CHECKPOINT_PAIRS,
@@ -311,17 +335,20 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
 # Blocks on disk
 
 
-def block_path(folder: Path, which: str, part: int, version: int) -> Path:
+def block_path(folder: Location, which: str, part: int, version: int) -> Location:
     """A block's file of ``version``: two files per block, by the version's parity (version
     ``t + 1`` is written over ``t - 1``, which nothing reads any more)."""
     return folder / "blocks" / f"{which}{part}.v{version % 2}.npy"
 
 
-def _write_block(path: Path, array: np.ndarray) -> None:
+def _write_block(path: Location, array: np.ndarray) -> None:
     """Write ``array`` over the block file at ``path`` (same shape and dtype: no new file, no
     unlink; 0.011 s for a 64 MB block, where ``np.save`` to a new file took 0.067 s in a 1M-node
     fit), or as a new file. Not atomic: the version is valid only once ``progress.json`` says
-    so, and a write cut short is redone by the bucket's rerun."""
+    so, and a write cut short is redone by the bucket's rerun. At a URL: one whole object."""
+    if is_remote(path):
+        write_bytes(path, npy_bytes(array))
+        return
     try:
         with open(path, "r+b") as fh:
             shape, fortran, dtype = _npy_header(fh)
@@ -341,9 +368,17 @@ def _npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
     return read_header(fh)
 
 
-def read_block(path: Path) -> np.ndarray:
+def read_block(path: Location) -> np.ndarray:
     """A block file read into :func:`~kernelne.rows.aligned_rows` (``np.load`` would start its
     rows 16 bytes past a cache line)."""
+    if is_remote(path):
+        block = load_npy(path)
+        if block.dtype != np.float32 or block.ndim != 2:
+            raise OSError(f"{path}: not a block of float32 rows ({block.dtype}, shape "
+                          f"{block.shape})")
+        out = aligned_rows(*block.shape)
+        out[:] = block
+        return out
     with open(path, "rb") as fh:
         shape, _, dtype = _npy_header(fh)
         if dtype != np.float32 or len(shape) != 2:
@@ -354,10 +389,12 @@ def read_block(path: Path) -> np.ndarray:
     return out
 
 
-def read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
+def read_rows(path: Location, lo: int, hi: int) -> np.ndarray:
     """Rows ``[lo, hi)`` of a C-order .npy file, read into memory. Not a memory map: mapped
     pages count in the process' resident set until it is unmapped, so a bucket that mapped a
     round's walks grew by the whole file; read this way it holds one window."""
+    if is_remote(path):
+        return read_npy_rows(path, lo, hi)
     with open(path, "rb") as fh:
         shape, _, dtype = _npy_header(fh)
         hi = min(hi, shape[0])
@@ -371,14 +408,13 @@ def read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
     return out.reshape((-1,) + tuple(shape[1:]))
 
 
-def _save(path: Path, array: np.ndarray) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+def _save(path: Location, array: np.ndarray) -> None:
+    with staged(path) as tmp, open(tmp, "wb") as fh:
         np.save(fh, array)
 
 
-def _write_json(path: Path, data: dict) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+def _write_json(path: Location, data: dict) -> None:
+    write_bytes(path, json.dumps(data, indent=1).encode("utf-8"))
 
 
 def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
@@ -398,15 +434,14 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     and the process' peak memory (MiB).
     ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling)."""
     start = time.perf_counter()
-    root = Path(folder)
+    root = location(folder)
     A = read_block(block_path(root, "A", i, version))
     B = read_block(block_path(root, "B", j, version))
-    with np.load(root / "noise" / f"noise{j}.npz") as z:
-        noise = Noise(z["prob"], z["alias"])
+    z = load_npz(root / "noise" / f"noise{j}.npz")
+    noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
     walks_path, masks_path = root / round_file, root / masks_file(round_file)
-    with open(masks_path, "rb") as fh:
-        n_rows = _npy_header(fh)[0][0]
+    n_rows = npy_header(masks_path)[0][0]
     losses = np.zeros(2)
     pairs = 0
     phases = {"read blocks": time.perf_counter() - start, "read walks": 0.0}
@@ -437,24 +472,27 @@ WORKER_WATCH_SECONDS = 60.0  # how often a step's wait looks for a connected Das
 
 
 @contextmanager
-def partition_folder(partition_dir: str | os.PathLike | None, client=None) -> Iterator[Path]:
+def partition_folder(partition_dir: str | os.PathLike | None, client=None,
+                     ) -> Iterator[Location]:
     """The folder of a partitioned fit, locked for the enclosed block.
 
     Parameters
     ----------
     partition_dir
         The user's folder (made absolute; it must be absent, empty or made by a partitioned
-        fit), or ``None`` for a new temporary ``kernelne-parts-*`` folder, removed if the
-        block raises (any exception, ``KeyboardInterrupt`` and the CLI's SIGTERM included).
+        fit) or fsspec URL (``s3://bucket/run``, ``gs://...``, ``memory://...``: see
+        :mod:`kernelne.partition_store`), or ``None`` for a new temporary
+        ``kernelne-parts-*`` folder, removed if the block raises (any exception,
+        ``KeyboardInterrupt`` and the CLI's SIGTERM included).
     client
         A ``distributed.Client``: every connected worker must read the lock file at the same
-        path and write beside it, or :class:`InputError` is raised before any work.
+        path or URL and write beside it, or :class:`InputError` is raised before any work.
 
     Yields
     ------
-    Path
-        The absolute folder, holding :data:`MARKER` and this run's :data:`LOCK` (removed on
-        exit).
+    Path or RemotePath
+        The absolute folder or the URL, holding :data:`MARKER` and this run's :data:`LOCK`
+        (removed on exit).
     """
     temporary = partition_dir is None
     if temporary:
@@ -467,7 +505,7 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None) -> It
     token = None
     try:
         token = _lock(folder)
-        if not (folder / MARKER).exists():
+        if not exists(folder / MARKER):
             _write_json(folder / MARKER, {"kernelne": "partitioned fit",
                                           "plan_version": PLAN_VERSION})
         if client is not None:
@@ -481,12 +519,15 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None) -> It
             remove_folder(folder)
 
 
-def usable_folder(partition_dir: str | os.PathLike) -> Path:
+def usable_folder(partition_dir: str | os.PathLike) -> Location:
     """``partition_dir`` as an absolute folder that exists and can be written: absent (made
     here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
-    ``plan.json``).
+    ``plan.json``); a URL (:func:`usable_url`) under the same rules.
     Anything else is one :class:`InputError` naming the folder."""
-    folder = Path(os.path.abspath(os.path.expanduser(os.fspath(partition_dir))))
+    where = location(partition_dir)
+    if is_remote(where):
+        return usable_url(where)
+    folder = Path(os.path.abspath(os.path.expanduser(os.fspath(where))))
     if folder.exists() and not folder.is_dir():
         raise InputError("--partition-dir names a file, not a folder: give a new or empty "
                          "folder", folder)
@@ -505,33 +546,69 @@ def usable_folder(partition_dir: str | os.PathLike) -> Path:
     return folder
 
 
-def _lock(folder: Path) -> str:
-    """Create ``folder/LOCK`` (atomically: ``O_CREAT | O_EXCL``) holding this process' pid,
-    host and a new token, and return the token; a lock already there is an
-    :class:`InputError` saying who holds it, or that it looks stale."""
+def usable_url(url: RemotePath) -> RemotePath:
+    """The URL of a partitioned fit's files if its file system can be reached and it holds
+    nothing but a partitioned fit's files (as :func:`usable_folder`); otherwise one
+    :class:`InputError` naming ``--partition-dir`` and the problem."""
+    try:
+        filesystem(url)
+    except ImportError as exc:
+        raise InputError(f"--partition-dir {url}: {url.protocol}:// needs a package that is "
+                         f"not installed ({exc}); pip install 'kernelne[dask]' installs fsspec "
+                         "and s3fs") from None
+    except ValueError as exc:
+        raise InputError(f"--partition-dir {url}: unknown protocol {url.protocol}:// ({exc}): "
+                         "give a folder or an fsspec URL such as s3://bucket/run") from None
+    try:
+        if is_file(url):
+            raise InputError(f"--partition-dir {url} names a file, not a folder: give a new or "
+                             "empty folder")
+        entries = names(url)
+        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise InputError(f"--partition-dir {url} holds files a partitioned fit did not "
+                             f"make ({shown}): give a new or empty folder")
+        makedirs(url)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the store says: not reachable
+        raise InputError(f"--partition-dir {url} cannot be read ({_reason(exc)}): give a "
+                         "URL you can read and write") from None
+    return url
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _lock(folder: Location) -> str:
+    """Create ``folder/LOCK`` (atomically: ``O_CREAT | O_EXCL``, or a conditional write at a
+    URL) holding this process' pid, host and a new token, and return the token; a lock
+    already there is an :class:`InputError` saying who holds it, or that it looks stale."""
     import socket
     import uuid
 
     path = folder / LOCK
     token = uuid.uuid4().hex
+    owner = {"pid": os.getpid(), "host": socket.gethostname(), "token": token}
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        raise InputError(_held(folder, path)) from None
-    except OSError as exc:
-        raise InputError(f"--partition-dir cannot be written ({exc.strerror or exc}): give a "
+        made = create_exclusive(path, json.dumps(owner).encode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 - an OSError, or a store's own error
+        if not is_remote(folder) and not isinstance(exc, OSError):
+            raise
+        raise InputError(f"--partition-dir cannot be written ({_reason(exc)}): give a "
                          "folder you can write", folder) from None
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "token": token}, fh)
+    if not made:
+        raise InputError(_held(folder, path))
     return token
 
 
-def _held(folder: Path, path: Path) -> str:
+def _held(folder: Location, path: Location) -> str:
     """Why the lock at ``path`` refuses this run: who holds it, or that it looks stale."""
     import socket
 
     try:
-        owner = json.loads(path.read_text(encoding="utf-8"))
+        owner = json.loads(read_bytes(path).decode("utf-8"))
         pid, host = int(owner["pid"]), str(owner["host"])
     except (OSError, ValueError, KeyError, TypeError):
         return (f"--partition-dir {folder} is locked by another run ({path} is unreadable); "
@@ -554,28 +631,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _unlock(folder: Path, token: str) -> None:
+def _unlock(folder: Location, token: str) -> None:
     """Remove ``folder/LOCK`` if it is still this run's (its token)."""
     path = folder / LOCK
     try:
-        if json.loads(path.read_text(encoding="utf-8")).get("token") == token:
-            path.unlink()
+        if json.loads(read_bytes(path).decode("utf-8")).get("token") == token:
+            remove(path)
     except (OSError, ValueError, AttributeError):
         pass
 
 
 def worker_sees(lock_path: str, token: str) -> str | None:
-    """On a Dask worker: ``None`` if the lock file at ``lock_path`` holds ``token`` and a file
-    can be written beside it, else what went wrong."""
+    """On a Dask worker: ``None`` if the lock file at ``lock_path`` (a path or URL) holds
+    ``token`` and a file can be written beside it, else what went wrong."""
     try:
-        with open(lock_path, encoding="utf-8") as fh:
-            if json.load(fh).get("token") != token:
-                return "another folder is at that path there"
-        probe = Path(lock_path).with_name(f".probe-{token}-{os.getpid()}")
-        probe.write_bytes(b"")
-        probe.unlink()
-    except (OSError, ValueError, AttributeError) as exc:
-        return str(exc)
+        lock = location(lock_path)
+        if json.loads(read_bytes(lock).decode("utf-8")).get("token") != token:
+            return "another folder is at that path there"
+        probe = lock.with_name(f".probe-{token}-{os.getpid()}")
+        write_bytes(probe, b"")
+        remove(probe)
+    except Exception as exc:  # noqa: BLE001 - an OSError, or a store's own error
+        return _reason(exc)
     return None
 
 
@@ -620,7 +697,7 @@ def gather_watching_workers(client, futures: list, interval: float | None = None
     return client.gather(futures)
 
 
-def check_workers_see(client, folder: Path, token: str, temporary: bool = False) -> None:
+def check_workers_see(client, folder: Location, token: str, temporary: bool = False) -> None:
     """Ask every worker connected to ``client``'s scheduler to read this run's lock file
     (:func:`worker_sees`); an :class:`InputError` if one cannot, or if no worker answers
     within :data:`WORKER_CHECK_SECONDS`."""
@@ -643,6 +720,11 @@ def check_workers_see(client, folder: Path, token: str, temporary: bool = False)
                 "path (a shared file system)" if temporary else
                 ": it must be a folder every worker reads and writes at the same path (a shared "
                 "file system)")
+        if is_remote(folder):
+            hint = (": memory:// lives in one process, and the workers run in others; give "
+                    "an s3:// or gs:// URL or a shared folder" if folder.protocol == "memory"
+                    else ": every worker must reach the URL with the driver's credentials and "
+                    "endpoint (for s3:// the AWS_* variables or ~/.aws)")
         raise InputError(f"the Dask workers cannot see {what} {folder}{hint} "
                          f"({len(failed)} of {len(answers)} workers; {worker}: {why})")
 
@@ -691,13 +773,13 @@ def _plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any
     }
 
 
-def damaged(path: Path, folder: Path, why: str) -> InputError:
+def damaged(path: Location, folder: Location, why: str) -> InputError:
     """The error of a file of a partitioned fit's folder that cannot be used."""
     return InputError(f"{why}: the partitioned fit's folder {folder} is damaged; remove it "
                       "to start over", path)
 
 
-def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version: int) -> None:
+def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, version: int) -> None:
     """Before a resumed fit trains: every file it reads is there and whole (the walks and
     masks by their headers, the counts and the negatives read), and version ``version`` of
     the blocks (if above 0: version 0 is made again) has its shape and only finite values.
@@ -706,10 +788,10 @@ def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version:
         for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
             _check_npy(folder / name, folder)
     try:
-        np.load(folder / "walks" / "counts.npy")
+        load_npy(folder / "walks" / "counts.npy")
         for j in range(parts):
-            with np.load(folder / "noise" / f"noise{j}.npz") as z:
-                Noise(z["prob"], z["alias"])
+            z = load_npz(folder / "noise" / f"noise{j}.npz")
+            Noise(z["prob"], z["alias"])
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
         raise damaged(Path(getattr(exc, "filename", None) or folder), folder,
                       f"cannot be read ({exc})") from None
@@ -730,25 +812,24 @@ def check_folder(folder: Path, rounds: int, parts: int, n: int, d: int, version:
                               "a fit that diverged: then start over with a smaller --lr)")
 
 
-def _check_npy(path: Path, folder: Path) -> None:
+def _check_npy(path: Location, folder: Location) -> None:
     """A .npy file whose size is what its header says, or :func:`damaged`."""
     try:
-        with open(path, "rb") as fh:
-            shape, _, dtype = _npy_header(fh)
-            expected = fh.tell() + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        size = path.stat().st_size
+        shape, _, dtype, offset = npy_header(path)
+        expected = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        found = size(path)
     except (OSError, ValueError) as exc:
         raise damaged(path, folder, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
                       ) from None
-    if size < expected:
-        raise damaged(path, folder, f"is cut short ({size:,} of {expected:,} bytes)")
+    if found < expected:
+        raise damaged(path, folder, f"is cut short ({found:,} of {expected:,} bytes)")
 
 
-def _read_json(path: Path, folder: Path) -> dict:
+def _read_json(path: Location, folder: Location) -> dict:
     """A record of the folder (``plan.json``, ``progress.json``), or an :class:`InputError`
     naming it if it cannot be read as one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot be read ({exc}): the partitioned fit's folder {folder} is "
                          "damaged; remove it to start over", path) from None
@@ -759,7 +840,7 @@ def _read_json(path: Path, folder: Path) -> dict:
     return data
 
 
-def _recorded_seed(plan: dict, path: Path, folder: Path) -> np.uint64:
+def _recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
     try:
         return np.uint64(int(plan["seed"]) % 2**64)
@@ -823,13 +904,13 @@ def check_partition_settings(model, n_nodes: int) -> None:
                          "round of less than one walk per node only adds steps)")
 
 
-def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
+def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: bool,
             ) -> PartitionedResult:
     """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     parts, d = int(model.partitions), int(model.dim)
     n = graph.n_nodes
     plan_file, progress_file = folder / "plan.json", folder / "progress.json"
-    old = _read_json(plan_file, folder) if plan_file.exists() else None
+    old = _read_json(plan_file, folder) if exists(plan_file) else None
     if old is not None and model.random_state is None:  # resumed: the recorded fit's seed
         seed = _recorded_seed(old, plan_file, folder)
     corpus = WalkCorpus(graph, model.walks_per_node, model.walk_length, model.p, model.q,
@@ -844,7 +925,7 @@ def _fit_in(folder: Path, model, graph, kernels, seed, client, progress: bool,
             raise InputError("holds a partitioned fit of another graph or other settings "
                              f"({_differences(old, plan)} differ); give an empty folder "
                              "(--partition-dir)", folder)
-        if progress_file.exists():
+        if exists(progress_file):
             state = _read_json(progress_file, folder)
     resumed_at = int(state["step"])
     if state.get("walks_done"):
@@ -961,7 +1042,7 @@ def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nod
     return kinds_params, settings
 
 
-def _shell(folder: Path, graph, counts: np.ndarray, parts: int, d: int, version: int,
+def _shell(folder: Location, graph, counts: np.ndarray, parts: int, d: int, version: int,
            beta: np.ndarray, state: dict, previous: dict | None) -> dict | None:
     """The robust restart's test (:func:`kernelne.robust.shell_figures`) on version
     ``version`` of the blocks, read where they lie (:class:`BlockRows`); ``previous``: the
@@ -980,7 +1061,7 @@ class BlockRows:
     over ``A`` this way; putting the matrices together first wrote the whole model to disk
     (1 GB at 1M nodes) at every look."""
 
-    def __init__(self, folder: Path, which: str, n: int, parts: int, d: int, version: int):
+    def __init__(self, folder: Location, which: str, n: int, parts: int, d: int, version: int):
         self.paths = [block_path(folder, which, i, version) for i in range(parts)]
         self.shape = (n, d)
 
@@ -993,7 +1074,7 @@ class BlockRows:
         for i, path in enumerate(self.paths):
             mine = np.flatnonzero(part == i)
             if len(mine):
-                out[mine] = np.load(path, mmap_mode="r")[row[mine]]
+                out[mine] = load_npy(path, mmap=True)[row[mine]]
         return out
 
     def all_finite(self) -> bool:
@@ -1005,7 +1086,7 @@ class BlockRows:
         return True
 
 
-def _restart(folder: Path, state: dict, shell: dict, n: int, parts: int, d: int, seed,
+def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: int, seed,
              progress_file: Path) -> dict:
     """Start again from version 0 with the kernel narrowed :data:`NARROWING` times (and
     MKernelNE on the simplex step if its weights collapsed); the walks are kept. The new
@@ -1033,16 +1114,16 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     (once) and return the unigram counts (one epoch's walks, as a plain fit counts them)."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
-        return np.load(counts_file)
-    (folder / "walks").mkdir(exist_ok=True)
+        return load_npy(counts_file)
+    makedirs(folder / "walks")
     counts = np.zeros(corpus.graph.n_nodes, dtype=np.int64)
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:
         for r, (lo, hi) in enumerate(round_bounds(corpus.n_walks, rounds)):
             path = folder / "walks" / f"round{r}.npy"
-            with atomic_path(path) as tmp, \
-                    atomic_path(folder / masks_file(f"walks/round{r}.npy")) as mask_tmp:
+            with staged(path) as tmp, \
+                    staged(folder / masks_file(f"walks/round{r}.npy")) as mask_tmp:
                 out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
                                                 shape=(hi - lo, corpus.walk_length))
                 masks = np.lib.format.open_memmap(mask_tmp, mode="w+", dtype=np.uint64,
@@ -1061,21 +1142,21 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     return counts
 
 
-def _make_noise(folder: Path, counts: np.ndarray, parts: int) -> None:
+def _make_noise(folder: Location, counts: np.ndarray, parts: int) -> None:
     """Each part's negatives: unigram^0.75 over its rows (uniform if none was visited)."""
-    (folder / "noise").mkdir(exist_ok=True)
+    makedirs(folder / "noise")
     for j in range(parts):
         weights = counts[j::parts].astype(np.float64) ** 0.75
         if weights.sum() <= 0:
             weights = np.ones(len(weights))
         prob, alias = alias_table(weights)
-        with atomic_path(folder / "noise" / f"noise{j}.npz") as tmp, open(tmp, "wb") as fh:
+        with staged(folder / "noise" / f"noise{j}.npz") as tmp, open(tmp, "wb") as fh:
             np.savez(fh, prob=prob, alias=alias)
 
 
-def _init_blocks(folder: Path, n: int, parts: int, d: int, seed) -> None:
+def _init_blocks(folder: Location, n: int, parts: int, d: int, seed) -> None:
     """Version 0 of the blocks: ``A_i ~ U(+-0.5/d)`` (a generator per part), ``B_j = 0``."""
-    (folder / "blocks").mkdir(exist_ok=True)
+    makedirs(folder / "blocks")
     for i in range(parts):
         rng = np.random.default_rng([int(seed) % (1 << 63), i])
         size = part_size(n, parts, i)
@@ -1083,9 +1164,24 @@ def _init_blocks(folder: Path, n: int, parts: int, d: int, seed) -> None:
         _save(block_path(folder, "B", i, 0), np.zeros((size, d), dtype=np.float32))
 
 
-def _assemble(folder: Path, which: str, n: int, parts: int, d: int, version: int) -> np.ndarray:
+def _assemble(folder: Location, which: str, n: int, parts: int, d: int, version: int,
+              ) -> np.ndarray:
     """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
-    all in memory)."""
+    all in memory); for a URL, in a local temporary file that is unlinked once mapped."""
+    if is_remote(folder):
+        import tempfile
+
+        scratch = Path(tempfile.mkdtemp(prefix="kernelne-rows-"))
+        try:
+            path = scratch / f"{which}.npy"
+            out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, d))
+            for i in range(parts):
+                out[i::parts] = load_npy(block_path(folder, which, i, version))
+            out.flush()
+            del out
+            return np.load(path, mmap_mode="r")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
     with atomic_path(path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, d))
