@@ -1179,7 +1179,7 @@ def _assemble(folder: Location, which: str, n: int, parts: int, d: int, version:
                 out[i::parts] = load_npy(block_path(folder, which, i, version))
             out.flush()
             del out
-            return np.load(path, mmap_mode="r")
+            return np.load(path, mmap_mode="r+")  # private to this process: writable
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
