@@ -116,8 +116,14 @@ def run_graph(name: str, args: argparse.Namespace) -> list[dict]:
                      + classification(A, labels, graph, args, SELECT_CS))
         norm = float(np.median(np.linalg.norm(A, axis=1)))
         rec["median_norm"] = norm
+        rec["setting"] = getattr(model, "setting_", {}).get("name")
         rec["scaled"] = {str(t): classification(A * (t / norm), labels, graph, args)
                          for t in args.target_norms}
+        if args.short_walks == 0:  # no label-free criterion
+            records.append(rec)
+            print(f"{name:12s} {cand:16s} f1 " + " ".join(f"{v:.4f}" for v in rec["f1"])
+                  + f" | setting {rec['setting']} | fit {rec['fit_s']:.1f} s", flush=True)
+            continue
         short = make_model(cand, argparse.Namespace(**{**vars(args),
                                                        "walks_per_node": args.short_walks}),
                            args.seed)
@@ -145,7 +151,7 @@ def summarize(records: list[dict]) -> str:
     for name in dict.fromkeys(r["graph"] for r in records):
         rows = [r for r in records if r["graph"] == name]
         f1 = np.array([r["f1"] for r in rows])
-        for crit in rows[0]["auc"]:
+        for crit in rows[0].get("auc", {}):
             auc = np.array([r["auc"][crit] for r in rows])
             rhos = [spearmanr(auc, f1[:, j]).statistic for j in range(f1.shape[1])]
             pick = int(np.argmax(auc))
@@ -162,7 +168,7 @@ def main() -> None:
     ap.add_argument("--candidates", nargs="+", default=CANDIDATES)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--short-walks", type=int, default=10)
+    ap.add_argument("--short-walks", type=int, default=10, help="0: no label-free criterion")
     ap.add_argument("--target-norms", nargs="+", type=float, default=[4.0, 8.0])
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--summarize", type=Path, nargs="+", default=None)

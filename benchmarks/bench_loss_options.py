@@ -32,9 +32,10 @@ more, and in brackets the default's (``squared``) gap to that baseline (docs/QUA
 A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kernel, ``sch``
 (Schoenberg, alpha = 1), ``multi`` (MKernelNE's default dictionary, learned weights) or ``lin``
 (the inner product: the paper's kernel-free "NE");
-``squared`` alone is the default settings. A baseline name (``deepwalk``, ``netmf``, ``line``,
-``hope``, ``node2vec``) fits that method from :mod:`kernelne.baselines` with the same
-dimension, walks, window and seed (the walk methods draw the same corpus). ``walksN`` and
+``squared`` alone is the paper's setting; ``auto`` is the library's default
+(``KernelNE()``: the setting chosen from the graph, the rows rescaled). A baseline name
+(``deepwalk``, ``netmf``, ``line``, ``hope``, ``node2vec``) fits that method from
+:mod:`kernelne.baselines` with the same dimension, walks, window and seed (the walk methods draw the same corpus). ``walksN`` and
 ``winN`` set the walks per node and the window of one variant (``sch+shrink+win5+walks160``,
 ``deepwalk+walks160``).
 """
@@ -100,13 +101,16 @@ def make_model(variant: str, args: argparse.Namespace, seed: int):
             raise SystemExit(f"a baseline takes only walksN and winN, not {variant!r}")
         return make_method(parts.pop(), ignore_unknown=True, **common)
     kernels = {"sch": "schoenberg", "multi": "multi", "lin": "linear"}
-    unknown = parts - {"loglik", "shrink", "sub", *kernels}
+    unknown = parts - {"loglik", "shrink", "sub", "auto", *kernels}
     if unknown or len(parts & set(kernels)) > 1:
         raise SystemExit(f"unknown variant part(s) or two kernels in {variant!r}")
     kernel = next((kernels[p] for p in parts if p in kernels), "gauss")
+    if "auto" in parts:  # the library's default: the setting chosen, the rows rescaled
+        return KernelNE(**common)
     return KernelNE(**common, kernel=kernel, loss="loglik" if "loglik" in parts else "squared",
                     window_shrink="shrink" in parts,
-                    subsample=args.subsample if "sub" in parts else 0.0)
+                    subsample=args.subsample if "sub" in parts else 0.0,
+                    setting="given", normalize="none")  # each variant as named, rows as trained
 
 
 def main() -> None:
