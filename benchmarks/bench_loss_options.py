@@ -35,9 +35,9 @@ A variant is a ``+``-joined list of ``loglik``, ``shrink``, ``sub`` and one kern
 ``squared`` alone is the paper's setting; ``auto`` is the library's default
 (``KernelNE()``: the setting chosen from the graph, the rows rescaled). A baseline name
 (``deepwalk``, ``netmf``, ``line``, ``hope``, ``node2vec``) fits that method from
-:mod:`kernelne.baselines` with the same dimension, walks, window and seed (the walk methods draw the same corpus). ``walksN`` and
-``winN`` set the walks per node and the window of one variant (``sch+shrink+win5+walks160``,
-``deepwalk+walks160``).
+:mod:`kernelne.baselines` with the same dimension, walks, window and seed (the walk methods
+draw the same corpus). ``walksN`` and ``winN`` set the walks per node and the window of one
+variant (``sch+shrink+win5+walks160``, ``deepwalk+walks160``).
 """
 
 from __future__ import annotations
