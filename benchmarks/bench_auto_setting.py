@@ -21,6 +21,12 @@ each node's edges leaving its community) and the shorthands in :data:`UNSEEN`. U
 
     python benchmarks/bench_auto_setting.py --graphs cora citeseer --json auto.json
     python benchmarks/bench_auto_setting.py --summarize a.json b.json
+    python benchmarks/bench_auto_setting.py --cost cora --repeats 3 [--walks-per-node 10]
+
+``--cost G`` fits nothing else: it times the library's default ``KernelNE()`` against the
+paper's setting with rows as trained (``setting="given", normalize="none"``) on graph ``G``
+(a name above or a graph file), alternating, ``--repeats`` times each after a warm-up, and
+prints the medians and their ratio.
 """
 
 from __future__ import annotations
@@ -162,6 +168,36 @@ def summarize(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cost(args: argparse.Namespace) -> None:
+    """Median fit seconds of ``KernelNE()`` and of the paper's setting, alternating."""
+    from kernelne import KernelNE, load_graph
+
+    name = args.cost
+    graph = load_graph(name) if Path(name).exists() else load_graph_and_labels(name)[0]
+    print(f"# {name}: {graph.summary()}", flush=True)
+    common = {"walks_per_node": args.walks_per_node, "workers": args.workers,
+              "random_state": args.seed}
+    fits = {"auto": lambda: KernelNE(**common),
+            "paper": lambda: KernelNE(**common, setting="given", normalize="none")}
+    seconds: dict[str, list[float]] = {k: [] for k in fits}
+    for i in range(args.repeats + 1):  # the first round warms up (numba's cache, page cache)
+        for label, make in fits.items():
+            model = make()
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(graph)
+            elapsed = time.perf_counter() - start
+            if i:
+                seconds[label].append(elapsed)
+            print(f"{label:6s} run {i} {elapsed:8.1f} s setting {model.setting_['name']}"
+                  f" scale {model.output_scale_:.3g}" + (" (warm-up)" if not i else ""),
+                  flush=True)
+    auto, paper = (float(np.median(seconds[k])) for k in ("auto", "paper"))
+    print(f"{name}: KernelNE() {auto:.1f} s, paper's setting {paper:.1f} s, "
+          f"ratio {auto / paper:.2f} (medians of {args.repeats})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer"])
@@ -172,10 +208,15 @@ def main() -> None:
     ap.add_argument("--target-norms", nargs="+", type=float, default=[4.0, 8.0])
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--summarize", type=Path, nargs="+", default=None)
+    ap.add_argument("--cost", default=None, metavar="GRAPH")
+    ap.add_argument("--walks-per-node", type=int, default=80)
+    ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
-    for key, value in {"walks_per_node": 80, "walk_length": 10, "window": 10, "dim": 128,
-                       "subsample": 1e-3}.items():
+    for key, value in {"walk_length": 10, "window": 10, "dim": 128, "subsample": 1e-3}.items():
         setattr(args, key, value)
+    if args.cost:
+        cost(args)
+        return
     if args.summarize:
         records = [r for p in args.summarize for r in json.loads(p.read_text())["records"]]
         print(summarize(records))
