@@ -117,6 +117,9 @@ def run_graph(name: str, args: argparse.Namespace) -> list[dict]:
             model.fit(graph)
         rec["fit_s"] = time.perf_counter() - start
         A = np.asarray(model.embedding_)
+        if args.save_dir is not None:  # the rows as trained, for other scores later
+            args.save_dir.mkdir(parents=True, exist_ok=True)
+            np.save(args.save_dir / f"{name}.{cand}.npy", A / np.float32(model.output_scale_))
         rec["narrowed"] = len(model.narrowed_)
         rec["f1"] = (classification(A, labels, graph, args)
                      + classification(A, labels, graph, args, SELECT_CS))
@@ -209,6 +212,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--summarize", type=Path, nargs="+", default=None)
     ap.add_argument("--cost", default=None, metavar="GRAPH")
+    ap.add_argument("--save-dir", type=Path, default=None,
+                    help="write each fit's rows as trained (divided by output_scale_) here")
     ap.add_argument("--walks-per-node", type=int, default=80)
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
