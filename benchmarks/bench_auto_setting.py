@@ -22,11 +22,15 @@ each node's edges leaving its community) and the shorthands in :data:`UNSEEN`. U
     python benchmarks/bench_auto_setting.py --graphs cora citeseer --json auto.json
     python benchmarks/bench_auto_setting.py --summarize a.json b.json
     python benchmarks/bench_auto_setting.py --cost cora --repeats 3 [--walks-per-node 10]
+    python benchmarks/bench_auto_setting.py --scales DIR --graphs cora ... --target-norms 2 3 4
 
 ``--cost G`` fits nothing else: it times the library's default ``KernelNE()`` against the
 paper's setting with rows as trained (``setting="given", normalize="none"``) on graph ``G``
 (a name above or a graph file), alternating, ``--repeats`` times each after a warm-up, and
-prints the medians and their ratio.
+prints the medians and their ratio. ``--scales DIR`` fits nothing either: it reads the rows
+``--save-dir DIR`` wrote (``GRAPH.CANDIDATE.npy``, as trained) and prints, per graph, the
+Micro-F1 with C chosen and, for each target median norm of ``--target-norms``, with C = 1
+after the rows are rescaled to it.
 """
 
 from __future__ import annotations
@@ -201,6 +205,23 @@ def cost(args: argparse.Namespace) -> None:
           f"ratio {auto / paper:.2f} (medians of {args.repeats})")
 
 
+def scales(args: argparse.Namespace) -> None:
+    """C = 1 at each target median norm against C chosen, for the rows in ``args.scales``."""
+    print("| graph | rows | norm | C chosen 10% / 50% | "
+          + " | ".join(f"C = 1 at norm {t:g}" for t in args.target_norms) + " |")
+    for name in args.graphs:
+        graph, labels = load_graph_and_labels(name)
+        for path in sorted(args.scales.glob(f"{name}.*.npy")):
+            A = np.load(path)
+            norm = float(np.median(np.linalg.norm(A, axis=1)))
+            chosen = classification(A, labels, graph, args, SELECT_CS)
+            cells = [classification(A * (t / norm), labels, graph, args)
+                     for t in args.target_norms]
+            print(f"| {name} | {path.stem.split('.', 1)[1]} | {norm:.2f} | "
+                  f"{chosen[0]:.4f} / {chosen[1]:.4f} | "
+                  + " | ".join(f"{c[0]:.4f} / {c[1]:.4f}" for c in cells) + " |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer"])
@@ -212,6 +233,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--summarize", type=Path, nargs="+", default=None)
     ap.add_argument("--cost", default=None, metavar="GRAPH")
+    ap.add_argument("--scales", type=Path, default=None, metavar="DIR")
     ap.add_argument("--save-dir", type=Path, default=None,
                     help="write each fit's rows as trained (divided by output_scale_) here")
     ap.add_argument("--walks-per-node", type=int, default=80)
@@ -221,6 +243,9 @@ def main() -> None:
         setattr(args, key, value)
     if args.cost:
         cost(args)
+        return
+    if args.scales:
+        scales(args)
         return
     if args.summarize:
         records = [r for p in args.summarize for r in json.loads(p.read_text())["records"]]
