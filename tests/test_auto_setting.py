@@ -131,3 +131,21 @@ def test_a_partitioned_fit_in_a_folder_is_rescaled_once(sparse, tmp_path):
     np.testing.assert_array_equal(np.asarray(first.embedding_), np.asarray(again.embedding_))
     np.testing.assert_array_equal(np.asarray(first.embedding_),
                                   np.asarray(raw.embedding_) * np.float32(first.output_scale_))
+
+
+def test_cli_paper_is_the_papers_algorithm_and_setting_bit_for_bit(dense, tmp_path, capsys):
+    from kernelne.cli import main
+    from kernelne.graph_npz import save_graph
+
+    path = tmp_path / "dense.npz"
+    save_graph(dense, path)
+    args = ["--dim", "32", "--walks-per-node", "10", "--workers", "1", "--seed", "0"]
+    assert main(["embed", str(path), "-o", str(tmp_path / "paper.npy"), *args, "--paper"]) == 0
+    assert "setting    given" in capsys.readouterr().out
+    paper = fit(dense, setting="given", normalize="none", robust=False)
+    np.testing.assert_array_equal(np.load(tmp_path / "paper.npy"), paper.embedding_)
+    assert main(["embed", str(path), "-o", str(tmp_path / "auto.npy"), *args]) == 0
+    out = capsys.readouterr().out
+    assert "setting    dense: the restart test found the rows collapsing" in out
+    assert "rows       scaled by" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "auto.npy"), fit(dense).embedding_)
