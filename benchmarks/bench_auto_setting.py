@@ -23,6 +23,7 @@ each node's edges leaving its community) and the shorthands in :data:`UNSEEN`. U
     python benchmarks/bench_auto_setting.py --summarize a.json b.json
     python benchmarks/bench_auto_setting.py --cost cora --repeats 3 [--walks-per-node 10]
     python benchmarks/bench_auto_setting.py --scales DIR --graphs cora ... --target-norms 2 3 4
+    python benchmarks/bench_auto_setting.py --compare auto.json --summarize a.json b.json
 
 ``--cost G`` fits nothing else: it times the library's default ``KernelNE()`` against the
 paper's setting with rows as trained (``setting="given", normalize="none"``) on graph ``G``
@@ -30,7 +31,11 @@ paper's setting with rows as trained (``setting="given", normalize="none"``) on 
 prints the medians and their ratio. ``--scales DIR`` fits nothing either: it reads the rows
 ``--save-dir DIR`` wrote (``GRAPH.CANDIDATE.npy``, as trained) and prints, per graph, the
 Micro-F1 with C chosen and, for each target median norm of ``--target-norms``, with C = 1
-after the rows are rescaled to it.
+after the rows are rescaled to it. ``--compare AUTO.json --summarize A.json ...`` prints, per
+graph, the default (the ``auto`` candidate of ``AUTO.json``) against the best of ``kernelne
+tune``'s seven defaults (in the other files; C = 1 on rows rescaled to the first target norm,
+as ``KernelNE(setting="given")`` gives them, and C chosen), and the paper's setting with its
+rows as trained (``squared``), before the output scale.
 """
 
 from __future__ import annotations
@@ -222,6 +227,31 @@ def scales(args: argparse.Namespace) -> None:
                   + " | ".join(f"{c[0]:.4f} / {c[1]:.4f}" for c in cells) + " |", flush=True)
 
 
+SEVEN = CANDIDATES[:7]  # kernelne tune's seven defaults (KERNELNE_DEFAULTS)
+
+
+def compare(auto: list[dict], records: list[dict]) -> str:
+    """Per graph: the default's four scores, its gap to the best of the seven, and the paper's
+    setting as trained at C = 1."""
+    lines = ["| graph | setting kept | " + " | ".join(COLUMNS) + " | paper's setting, rows as "
+             "trained, 10% / 50% at C = 1 |", "|---|---|" + "---|" * len(COLUMNS) + "---|"]
+    for rec in auto:
+        rows = {r["candidate"]: r for r in records
+                if r["graph"] == rec["graph"] and r["candidate"] in SEVEN}
+        if not rows:
+            continue
+        target = next(iter(next(iter(rows.values()))["scaled"]))
+        seven = {c: r["scaled"][target] + r["f1"][2:4] for c, r in rows.items()}
+        cells = []
+        for j, value in enumerate(rec["f1"]):
+            best = max(seven, key=lambda c: seven[c][j])
+            cells.append(f"{value:.4f} ({value - seven[best][j]:+.4f} vs {best})")
+        paper = rows.get("squared", {}).get("f1", [float("nan")] * 2)
+        lines.append(f"| {rec['graph']} | {rec.get('setting')} | " + " | ".join(cells)
+                     + f" | {paper[0]:.4f} / {paper[1]:.4f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer"])
@@ -234,6 +264,7 @@ def main() -> None:
     ap.add_argument("--summarize", type=Path, nargs="+", default=None)
     ap.add_argument("--cost", default=None, metavar="GRAPH")
     ap.add_argument("--scales", type=Path, default=None, metavar="DIR")
+    ap.add_argument("--compare", type=Path, default=None, metavar="AUTO_JSON")
     ap.add_argument("--save-dir", type=Path, default=None,
                     help="write each fit's rows as trained (divided by output_scale_) here")
     ap.add_argument("--walks-per-node", type=int, default=80)
@@ -249,7 +280,10 @@ def main() -> None:
         return
     if args.summarize:
         records = [r for p in args.summarize for r in json.loads(p.read_text())["records"]]
-        print(summarize(records))
+        if args.compare:
+            print(compare(json.loads(args.compare.read_text())["records"], records))
+        else:
+            print(summarize(records))
         return
     records = []
     for name in args.graphs:
