@@ -21,8 +21,12 @@ are multiplied by one factor ``s`` (``output_scale_``) so that the median row no
 and inner products scale by ``s`` and ``s^2``, cosines and nearest neighbours, k-means
 clusters and every ranking are unchanged; the trained kernel's values are those of the rows
 divided by ``s``. What changes is how hard an L2-regularised linear model (logistic
-regression at ``C = 1``, the paper's protocol) shrinks its weights: rows of median norm about
-0.5-2 as trained are regularised as if ``C`` were 4-60 times smaller.
+regression at ``C = 1``, the paper's protocol) shrinks its weights: scaling the rows by ``s``
+is the same as scaling ``C`` by ``s^2``. The dense setting's rows have a median norm of about
+0.6 as trained (regularised as if ``C`` were about 17 times smaller than at 2.5), the paper's
+setting's 1.5-1.9 on sparse graphs. 2.5 was chosen on Cora, CiteSeer and three planted
+partitions as the norm at which C = 1 comes closest to C chosen per split in the worst case,
+at d = 128 (docs/QUALITY.md, "The output scale").
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ CHOICE_DEFAULTS: dict[str, Any] = {"kernel": "gauss", "sigma": math.sqrt(2.0), "
                                    "loss": "squared", "window_shrink": False,
                                    "beta_select": "train"}
 #: median row norm of ``embedding_`` with ``normalize="auto"``
-OUTPUT_NORM = 4.0
+OUTPUT_NORM = 2.5
 #: rows the median norm is estimated from (a seeded sample on larger graphs)
 NORM_SAMPLE = 100_000
 

@@ -60,7 +60,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                    "(dense graphs), if --kernel, --sigma, --loss and --window-shrink are left "
                    "at their defaults; given: the options as given")
     g.add_argument("--normalize", default="auto", choices=["auto", "none"],
-                   help="auto: rows rescaled by one factor to a median norm of 4 (for "
+                   help="auto: rows rescaled by one factor to a median norm of 2.5 (for "
                    "logistic regression at C = 1; cosines, neighbours and k-means are "
                    "unchanged); none: rows as trained")
     g.add_argument("--paper", action="store_true",

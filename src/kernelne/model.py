@@ -201,7 +201,7 @@ class KernelNE(EmbeddingEstimator):
     normalize : {"auto", "none"}, default "auto"
         ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
         (``output_scale_``) that brings the median row norm to
-        :data:`~kernelne.auto_setting.OUTPUT_NORM` (4), the scale at which logistic
+        :data:`~kernelne.auto_setting.OUTPUT_NORM` (2.5), the scale at which logistic
         regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
         k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
         with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
