@@ -90,10 +90,10 @@ def test_a_driver_killed_during_worker_walks_keeps_the_rounds_written(client, tm
     clean = fit(tmp_path / "clean", g)
     real, published = round_walks._publish, []
 
-    def dies_at_the_third_round(files):
+    def dies_at_the_third_round(files, token):
         if len(published) == 2:
             raise Crash
-        real(files)
+        real(files, token)
         published.append(files[0].name)
 
     monkeypatch.setattr(round_walks, "_publish", dies_at_the_third_round)
@@ -110,6 +110,7 @@ def test_a_driver_killed_during_worker_walks_keeps_the_rounds_written(client, tm
     resumed = fit(tmp_path / "run", g, client)
     assert keys and all(k.startswith("kernelne-walks-2-") for k in keys)  # round 2 alone
     assert {name: (walks / name).stat().st_mtime_ns for name in kept} == stamps
+    assert not list(walks.glob(".*"))  # the killed run's round 2 in the making is removed
     counts = walk_files(tmp_path / "run")["counts.npy"]
     assert np.array_equal(counts, walk_files(tmp_path / "clean")["counts.npy"])
     np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import threading
+import uuid
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
@@ -73,9 +74,11 @@ def walk_plan(corpus: WalkCorpus, rounds: int, parts: int) -> dict:
     return json.loads(json.dumps(plan))
 
 
-def partial_path(path: Path) -> Path:
-    """The hidden name a round's file is written under until all its rows are in."""
-    return path.with_name(f".{path.name}.partial")
+def partial_path(path: Path, token: str) -> Path:
+    """The hidden name a round's file is written under until all its rows are in (``token``:
+    the driver run's, so that a task left running by a killed driver cannot write into the
+    next run's file)."""
+    return path.with_name(f".{path.name}.{token}.partial")
 
 
 def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Path]],
@@ -109,8 +112,10 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         old = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         old = None
+    for path in walks.glob(".round*.partial"):  # a killed driver's rounds in the making
+        path.unlink(missing_ok=True)
     if old != plan:
-        for path in [*walks.glob("round*.npy"), *walks.glob(".round*.partial")]:
+        for path in walks.glob("round*.npy"):
             path.unlink(missing_ok=True)
         shutil.rmtree(walks / GRAPH, ignore_errors=True)
         with atomic_path(record) as tmp:
@@ -192,7 +197,9 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
         The visits of every node in these walks.
     """
     root = Path(graph_dir)
-    indptr, indices, cumw = (np.load(root / f"{name}.npy", mmap_mode="r")
+    # copy-on-write maps (never written): typed as the driver's writable arrays, so the walk
+    # loop numba compiled and cached for them serves here too
+    indptr, indices, cumw = (np.load(root / f"{name}.npy", mmap_mode="c")
                              for name in ("indptr", "indices", "cumw"))
     n, length, seed = int(spec["n_nodes"]), int(spec["walk_length"]), np.uint64(spec["seed"])
     inv_p, inv_q = 1.0 / float(spec["p"]), 1.0 / float(spec["q"])
@@ -260,27 +267,28 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
     spec = {"n_nodes": corpus.graph.n_nodes, "walk_length": corpus.walk_length,
             "p": corpus.p, "q": corpus.q, "seed": int(corpus.seed), "parts": int(parts),
             "chunk_walks": corpus.chunk_walks}
+    token = uuid.uuid4().hex[:12]
     pending = None
     for job in [*jobs, None]:
         submitted = None
         if job is not None:
-            submitted = job, _submit(client, str(graph_dir), spec, job, slots)
+            submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
         if pending is not None:
             (r, (lo, hi), files), futures = pending
             for part in gather(client, futures):
                 counts += part
             del futures
-            _publish(files)
+            _publish(files, token)
             advance(hi - lo)
         pending = submitted
     shutil.rmtree(graph_dir, ignore_errors=True)
 
 
-def _submit(client, graph_dir: str, spec: dict, job, slots: int) -> list:
+def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> list:
     """Allocate one round's files under their hidden names and submit its tasks: ``slots``
     ranges of whole chunks (fewer if the round has fewer chunks)."""
     r, (lo, hi), (walk_file, mask_file) = job
-    hidden = partial_path(walk_file), partial_path(mask_file)
+    hidden = partial_path(walk_file, token), partial_path(mask_file, token)
     for path, dtype, shape in ((hidden[0], np.int32, (hi - lo, spec["walk_length"])),
                                (hidden[1], np.uint64, (hi - lo,))):
         allocated = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
@@ -289,13 +297,13 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int) -> list:
     n_chunks = -(-(hi - lo) // chunk)
     cuts = sorted({lo + min(hi - lo, k * n_chunks // slots * chunk) for k in range(slots + 1)})
     return [client.submit(walk_task, graph_dir, str(hidden[0]), str(hidden[1]), lo, a, b, spec,
-                          pure=False, key=f"kernelne-walks-{r}-{a}-{os.getpid()}")
+                          pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
             for a, b in pairwise(cuts) if b > a]
 
 
-def _publish(files: tuple[Path, Path]) -> None:
+def _publish(files: tuple[Path, Path], token: str) -> None:
     """Rename a round's two whole files into place, the masks first: the walk file appearing
     marks the round made."""
     walk_file, mask_file = files
-    os.replace(partial_path(mask_file), mask_file)
-    os.replace(partial_path(walk_file), walk_file)
+    os.replace(partial_path(mask_file, token), mask_file)
+    os.replace(partial_path(walk_file, token), walk_file)
