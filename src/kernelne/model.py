@@ -483,8 +483,8 @@ class KernelNE(EmbeddingEstimator):
             pairs trained so far and the current rows (to watch training; do not keep
             references to the arrays: they change in place).
         client : distributed.Client, optional
-            A Dask client whose workers train a partitioned fit's buckets
-            (``partitions > 1`` only).
+            A Dask client whose workers make a partitioned fit's walks and train its
+            buckets (``partitions > 1`` only).
 
         Returns
         -------

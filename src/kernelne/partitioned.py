@@ -87,6 +87,7 @@ from kernelne.robust import (
     look_due,
     shell_figures,
 )
+from kernelne.round_walks import make_rounds, part_masks, rounds_to_make
 from kernelne.rows import aligned_rows, uniform_rows
 from kernelne.sampling import alias_draw, alias_table, mix64, stream_state
 from kernelne.trainer import (
@@ -131,25 +132,6 @@ def bucket_order(parts: int) -> list[list[tuple[int, int]]]:
 
 # ---------------------------------------------------------------------------------------------
 # The bucket step (numba)
-
-
-def part_masks(walks: np.ndarray, parts: int) -> np.ndarray:
-    """Each walk's parts as a bit mask (uint64): bit ``(v mod P) mod 64`` set for every node
-    ``v`` of the walk (above 64 parts two parts can share a bit: the mask then only keeps more
-    walks than it needs to)."""
-    return _part_masks(walks, np.int64(parts))
-
-
-@njit(cache=True)
-def _part_masks(walks, parts):
-    masks = np.zeros(walks.shape[0], np.uint64)
-    for w in range(walks.shape[0]):
-        mask = np.uint64(0)
-        for v in walks[w]:
-            if v >= 0:
-                mask |= np.uint64(1) << np.uint64((v % parts) % 64)
-        masks[w] = mask
-    return masks
 
 
 def walks_of_bucket(masks: np.ndarray, i: int, j: int) -> np.ndarray:
@@ -931,7 +913,7 @@ def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: boo
     if state.get("walks_done"):
         check_folder(folder, rounds, parts, n, d, resumed_at)
     walk_start = time.perf_counter()
-    counts = _make_walks(folder, corpus, rounds, parts, progress, state)
+    counts = _make_walks(folder, corpus, rounds, parts, progress, state, client)
     if "walks_done" not in state:
         _make_noise(folder, counts, parts)
         state["walks_done"] = True
@@ -1109,18 +1091,30 @@ def masks_file(round_file: str) -> str:
 
 
 def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progress: bool,
-                state: dict) -> np.ndarray:
+                state: dict, client=None) -> np.ndarray:
     """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
-    (once) and return the unigram counts (one epoch's walks, as a plain fit counts them)."""
+    (once; a round already written is kept) and return the unigram counts (one epoch's walks,
+    as a plain fit counts them). With ``client`` the Dask workers make the walks
+    (:func:`kernelne.round_walks.make_rounds`): the same files and counts."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
         return load_npy(counts_file)
     makedirs(folder / "walks")
     counts = np.zeros(corpus.graph.n_nodes, dtype=np.int64)
+    bounds = round_bounds(corpus.n_walks, rounds)
+    files = [(folder / "walks" / f"round{r}.npy", folder / masks_file(f"walks/round{r}.npy"))
+             for r in range(rounds)]
+    todo = rounds_to_make(folder, corpus, files, parts, counts)
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:
-        for r, (lo, hi) in enumerate(round_bounds(corpus.n_walks, rounds)):
+        bar.update(corpus.n_walks - sum(bounds[r][1] - bounds[r][0] for r in todo))
+        if client is not None:
+            make_rounds(client, gather_watching_workers, folder, corpus, parts,
+                        [(r, bounds[r], files[r]) for r in todo], counts, bar.update)
+            todo = []
+        for r in todo:
+            lo, hi = bounds[r]
             path = folder / "walks" / f"round{r}.npy"
             with staged(path) as tmp, \
                     staged(folder / masks_file(f"walks/round{r}.npy")) as mask_tmp:
