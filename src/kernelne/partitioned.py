@@ -1094,8 +1094,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
                 state: dict, client=None) -> np.ndarray:
     """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
     (once; a round already written is kept) and return the unigram counts (one epoch's walks,
-    as a plain fit counts them). With ``client`` the Dask workers make the walks
-    (:func:`kernelne.round_walks.make_rounds`): the same files and counts."""
+    as a plain fit counts them). With ``client`` and a folder (not a URL) the Dask workers make
+    the walks (:func:`kernelne.round_walks.make_rounds`): the same files and counts."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
         return load_npy(counts_file)
@@ -1104,12 +1104,14 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     bounds = round_bounds(corpus.n_walks, rounds)
     files = [(folder / "walks" / f"round{r}.npy", folder / masks_file(f"walks/round{r}.npy"))
              for r in range(rounds)]
-    todo = rounds_to_make(folder, corpus, files, parts, counts)
+    # at a URL the driver makes every round (the workers' tasks write into shared files)
+    remote = is_remote(folder)
+    todo = list(range(rounds)) if remote else rounds_to_make(folder, corpus, files, parts, counts)
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:
         bar.update(corpus.n_walks - sum(bounds[r][1] - bounds[r][0] for r in todo))
-        if client is not None:
+        if client is not None and not remote:
             make_rounds(client, gather_watching_workers, folder, corpus, parts,
                         [(r, bounds[r], files[r]) for r in todo], counts, bar.update)
             todo = []
