@@ -11,8 +11,9 @@ row by row through a memory map). Per stage: wall and CPU seconds; peaks: ``VmHW
 sampled every 0.2 s (anonymous memory: what cannot be dropped under a cap) and, in a memory
 cgroup (v1), its
 ``memory.max_usage_in_bytes`` (page cache included; reset at each stage when writable) and
-``memory.failcnt``. The bytes on disk of the walks, the blocks, ``A.npy``/``B.npy`` and the
-output are listed at the end.
+how often the stage reached the limit (``memory.failcnt``: the kernel then reclaimed page
+cache; a process it could not make room for is killed). The bytes on disk of the walks, the
+blocks, ``A.npy``/``B.npy`` and the output are listed at the end.
 
 The 10M-node run under a 4 GiB cap (cgroup v1, as root; the fit's model A + B is 10.2 GB):
 
@@ -99,6 +100,7 @@ class Stages:
 
     def start(self) -> float:
         self.cpu = cpu_seconds()
+        self.failcnt = self.cgroup_figures()[1]
         reset_peak_memory()
         if self.cgroup is not None:
             try:
@@ -116,7 +118,8 @@ class Stages:
     def done(self, name: str, start: float, end: float | None = None, hwm: bool = True,
              ) -> None:
         end = time.perf_counter() if end is None else end
-        cg_peak, failcnt = self.cgroup_figures() if hwm else (float("nan"), 0)
+        cg_peak, failcnt = self.cgroup_figures() if hwm else (float("nan"), float("nan"))
+        failcnt -= self.failcnt  # the times the stage reached the cap (page cache reclaimed)
         cpu = cpu_seconds() - self.cpu if hwm else float("nan")
         self.rows.append((name, end - start, cpu, peak_memory_mb() if hwm else float("nan"),
                           self.sampler.peak(start, end), cg_peak, failcnt))
@@ -125,8 +128,10 @@ class Stages:
     @staticmethod
     def show(row) -> None:
         name, seconds, cpu, hwm, anon, cg, fails = row
-        print(f"| {name} | {seconds:,.1f} | {cpu:,.1f} | {hwm:,.0f} | {anon:,.0f} | {cg:,.0f} "
-              f"| {fails} |", flush=True)
+        cells = [f"{x:,.1f}" if i < 2 else f"{x:,.0f}"
+                 for i, x in enumerate((seconds, cpu, hwm, anon, cg, fails))]
+        print(f"| {name} | " + " | ".join(c.replace("nan", "-") for c in cells) + " |",
+              flush=True)
 
 
 def cpu_seconds() -> float:
