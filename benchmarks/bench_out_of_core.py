@@ -15,7 +15,8 @@ how often the stage reached the limit (``memory.failcnt``: the kernel then recla
 cache; a process it could not make room for is killed). The bytes on disk of the walks, the
 blocks, ``A.npy``/``B.npy`` and the output are listed at the end.
 
-The 10M-node run under a 4 GiB cap (cgroup v1, as root; the fit's model A + B is 10.2 GB):
+The 10M-node run under a 4 GiB cap (cgroup v1, as root, from the repository root with
+kernelne importable, e.g. ``PYTHONPATH=src``; the fit's model A + B is 10.2 GB):
 
     C=/sys/fs/cgroup/memory$(awk -F: '$2=="memory"{print $3}' /proc/self/cgroup)/kernelne-cap
     mkdir -p $C && echo 4G > $C/memory.limit_in_bytes && echo 0 > $C/memory.swappiness
