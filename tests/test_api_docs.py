@@ -97,7 +97,8 @@ PUBLIC = sorted(set(
     + ["kernelne.evaluation.heuristics:evaluate_heuristics",
        "kernelne.evaluation.heuristics:heuristic_scores"]
     + _exported(kernelne.baselines)
-    + ["kernelne.generators:planted_partition_sbm", "kernelne.generators:write_planted_partition"]
+    + ["kernelne.generators:planted_partition_sbm", "kernelne.generators:write_planted_partition",
+       "kernelne.generators:planted_partition_graph"]
     + ["kernelne.kernels:Kernel", "kernelne.kernels:parse_kernel",
        "kernelne.kernels:dictionary_arrays", "kernelne.datasets:Dataset"]
     + _methods("kernelne.kernels", ["Kernel"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,3 +111,58 @@ def test_demo_separates_groups(capsys):
     ari = float(out.split("adjusted Rand index ")[1].split()[0])
     acc = float(out.split("held-out half ")[1].split()[0])
     assert ari > 0.8 and acc > 0.9
+
+
+def test_partitioned_embed_writes_the_rows_from_their_memory_map(tmp_path, monkeypatch):
+    """--partitions without --partition-dir: the rows reach the .npy writer memory-mapped in
+    a temporary folder (removed afterwards), not read into memory, and the file holds the
+    library's in-memory result."""
+    import kernelne.embedding_io as embedding_io
+    from kernelne import KernelNE
+    from kernelne.generators import write_planted_partition
+    from kernelne.graph import load_graph
+
+    write_planted_partition(tmp_path / "g", 150, 600, 3, 0.2, seed=0)
+    seen = []
+    original = embedding_io.save_embedding
+
+    def watched(path, vectors, nodes=None):
+        seen.append((isinstance(vectors, np.memmap), getattr(vectors, "filename", None)))
+        original(path, vectors, nodes)
+
+    monkeypatch.setattr(embedding_io, "save_embedding", watched)
+    out = tmp_path / "emb.npy"
+    assert main(["embed", str(tmp_path / "g.edges"), "-o", str(out), "--dim", "8",
+                 "--walks-per-node", "4", "--workers", "1", "--quiet", "--seed", "0",
+                 "--partitions", "2", "--rounds", "2"]) == 0
+    (mapped, filename), = seen
+    assert mapped and not Path(filename).parent.exists()
+    expected = KernelNE(dim=8, walks_per_node=4, workers=1, random_state=0, partitions=2,
+                        rounds=2).fit(load_graph(tmp_path / "g.edges")).embedding_
+    assert not isinstance(expected, np.memmap)
+    assert np.array_equal(np.load(out), expected)
+
+
+def test_npy_output_is_written_a_block_of_rows_at_a_time(tmp_path, monkeypatch):
+    """A memory-mapped float64 matrix goes to a float32 .npy (the bytes np.save writes)
+    without a float32 copy of the whole matrix in memory."""
+    import io
+    import tracemalloc
+
+    import kernelne.embedding_io as embedding_io
+
+    monkeypatch.setattr(embedding_io, "NPY_ROWS", 1000, raising=False)
+    rows, d = 50_003, 64
+    source = np.lib.format.open_memmap(tmp_path / "f64.npy", mode="w+", dtype=np.float64,
+                                       shape=(rows, d))
+    source[:] = np.random.default_rng(0).random((rows, d))
+    tracemalloc.start()
+    try:
+        embedding_io.save_embedding(tmp_path / "out.npy", source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < rows * d * 4 / 4  # a float32 copy: rows * d * 4 bytes (node ids: rows * 17)
+    expected = io.BytesIO()
+    np.save(expected, np.asarray(source, dtype=np.float32))
+    assert (tmp_path / "out.npy").read_bytes() == expected.getvalue()

@@ -78,3 +78,66 @@ def test_cli_generate(tmp_path, capsys):
     assert load_graph(f"{prefix}.edges").n_edges != 2814 or not np.array_equal(
         np.loadtxt(f"{prefix}.edges", dtype=np.int64), edges)
     assert main(["generate", "500", "3000", "4", "0.6", str(tmp_path / "no" / "pp")]) == 2
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1000, 3449])
+def test_chunked_draws_give_the_same_graph(chunk):
+    """The draws are made a chunk at a time, each from its own place in the stream: any chunk
+    size gives the graph of the one-shot draws (3,449 draws in all here)."""
+    whole = planted_partition_sbm(500, 3000, 4, 0.6, seed=0, chunk=10**6)
+    edges, comm = planted_partition_sbm(500, 3000, 4, 0.6, seed=0, chunk=chunk)
+    assert np.array_equal(edges, whole[0]) and np.array_equal(comm, whole[1])
+
+
+def test_memory_holds_the_edges_and_one_chunk():
+    """Peak traced memory in units of 8 bytes per edge: the edge array is 2, the CSR graph
+    about 1.2; drawing everything at once peaked at 13 (the draws' arrays side by side)."""
+    import tracemalloc
+
+    from kernelne.generators import planted_partition_graph
+
+    n, m = 20000, 400000
+    for make, most in [(planted_partition_sbm, 6.0), (planted_partition_graph, 3.0)]:
+        make(n, m, 20, 0.5, seed=0, chunk=4096)  # numba compiled outside the measure
+        tracemalloc.start()
+        try:
+            make(n, m, 20, 0.5, seed=0, chunk=4096)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < most * 8 * m, (make.__name__, peak / (8 * m))
+
+
+@pytest.mark.parametrize("args", [(500, 3000, 4, 0.6, 0), (2000, 10000, 5, 0.3, 3),
+                                  (300, 200, 3, 0.1, 1)])
+def test_graph_built_without_the_edge_list(tmp_path, args):
+    """planted_partition_graph is the graph load_graph reads from the written edge list:
+    the same linked nodes, CSR arrays and dtypes (isolated nodes left out)."""
+    from kernelne.generators import planted_partition_graph, write_planted_partition
+
+    write_planted_partition(tmp_path / "g", *args)
+    read = load_graph(tmp_path / "g.edges")
+    graph, comm = planted_partition_graph(*args, chunk=333)
+    for name in ("indptr", "indices", "nodes"):
+        a, b = getattr(read, name), getattr(graph, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert graph.weights is None and not graph.directed
+    assert np.array_equal(comm, planted_partition_sbm(*args)[1])
+
+
+def test_cli_generate_npz(tmp_path, capsys):
+    """--npz writes PREFIX.npz (no edge list) beside the same labels: the graph the edge
+    list gives."""
+    assert main(["generate", "500", "3000", "4", "0.6", "-o", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    assert main(["generate", "500", "3000", "4", "0.6", "-o", str(tmp_path / "b"),
+                 "--npz"]) == 0
+    out = capsys.readouterr().out
+    assert "500 nodes (1 isolated), 2,814 edges, 4 communities" in out
+    assert f"wrote {tmp_path / 'b'}.npz and {tmp_path / 'b'}.labels" in out
+    assert not (tmp_path / "b.edges").exists()
+    assert (tmp_path / "b.labels").read_text() == (tmp_path / "t.labels").read_text()
+    binary, text = load_graph(tmp_path / "b.npz"), load_graph(tmp_path / "t.edges")
+    assert np.array_equal(binary.indptr, text.indptr)
+    assert np.array_equal(binary.indices, text.indices)
+    assert np.array_equal(binary.nodes, text.nodes)

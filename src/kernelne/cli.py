@@ -95,17 +95,18 @@ def cmd_embed(args: argparse.Namespace) -> int:
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
-    if args.scheduler is not None:
-        if args.method != "kernelne" or args.partitions < 2:
-            raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
-                             "(P >= 2)")
-        with dask_client(args.scheduler) as client:
-            model.fit(graph, client=client)
-    else:
-        model.fit(graph)
-    save_embedding(args.output, model.embedding_, graph.nodes)
-    if args.model_out is not None:
-        save_model_or_undo(model, args.model_out, args.output)
+    if args.scheduler is not None and (args.method != "kernelne" or args.partitions < 2):
+        raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
+                         "(P >= 2)")
+    with rows_on_disk(model):
+        if args.scheduler is not None:
+            with dask_client(args.scheduler) as client:
+                model.fit(graph, client=client)
+        else:
+            model.fit(graph)
+        save_embedding(args.output, model.embedding_, graph.nodes)
+        if args.model_out is not None:
+            save_model_or_undo(model, args.model_out, args.output)
     if not args.quiet:
         out = _summary_stream(args)
         seconds = time.perf_counter() - start
@@ -118,6 +119,25 @@ def cmd_embed(args: argparse.Namespace) -> int:
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
     return 0
+
+
+@contextlib.contextmanager
+def rows_on_disk(model):
+    """For a partitioned fit without ``--partition-dir``: a temporary partition folder for
+    the enclosed block (removed after it), so that the fitted rows stay memory-mapped in it
+    until they are written (a fit in a temporary folder of its own reads them into memory:
+    the whole model, which a partitioned fit may be too large for)."""
+    if int(getattr(model, "partitions", 1)) < 2 or model.partition_dir is not None:
+        yield
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kernelne-parts-") as folder:
+        model.partition_dir = folder
+        try:
+            yield
+        finally:
+            model.partition_dir = None
 
 
 def save_model_or_undo(model, model_out: str, output: str) -> None:

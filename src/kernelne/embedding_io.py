@@ -28,6 +28,7 @@ from kernelne.outputs import atomic_path, check_output_path
 
 STDOUT = "-"
 FORMAT = "kernelne-embedding"
+NPY_ROWS = 1 << 16  # rows copied at a time into a .npy output
 MODEL_FORMAT = "kernelne-model"  # kernelne.model_file.FORMAT: its rows and ids read too
 
 
@@ -76,7 +77,9 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     """
     to_stdout = str(path) == STDOUT
     path = Path(path)
-    vectors = np.asarray(vectors, dtype=np.float32)
+    if not (isinstance(vectors, np.ndarray) and vectors.ndim == 2 and is_npy(path)
+            and not to_stdout):
+        vectors = np.asarray(vectors, dtype=np.float32)
     n = vectors.shape[0]
     if nodes is None:
         nodes = np.arange(n)
@@ -94,8 +97,7 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
         return
     if is_npy(path):
         with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.save(fh, vectors)
+            _write_npy(tmp, vectors)
         side = nodes_sidecar(path)
         if not identity:
             with atomic_path(side) as tmp:
@@ -105,6 +107,17 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         _write_text(fh, vectors, nodes)
+
+
+def _write_npy(path: Path, vectors: np.ndarray) -> None:
+    """``vectors`` as a float32 ``.npy`` file (the bytes of ``np.save``), :data:`NPY_ROWS`
+    rows at a time into a memory map of the file: a memory-mapped matrix (a partitioned fit's
+    rows) or one of another dtype is never all in memory."""
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=vectors.shape)
+    for lo in range(0, len(vectors), NPY_ROWS):
+        out[lo:lo + NPY_ROWS] = vectors[lo:lo + NPY_ROWS]
+    out.flush()
+    del out
 
 
 def _write_text(fh, vectors: np.ndarray, nodes) -> None:

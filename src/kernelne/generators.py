@@ -11,6 +11,11 @@ slightly fewer than ``m`` may result).
 From the command line::
 
     kernelne generate 10000 330000 40 0.6 -o dense --seed 1   # dense.edges, dense.labels
+    kernelne generate 10000000 100000000 500 0.5 -o big --npz # big.npz (CSR), big.labels
+
+The draws are made a chunk at a time (the graph does not depend on the chunk), so memory
+holds the edges and one chunk's draws; :func:`planted_partition_graph` builds the CSR graph
+straight from the sorted edges.
 """
 
 from __future__ import annotations
@@ -20,12 +25,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from kernelne.errors import InputError
+from kernelne.graph import Graph
+
+CHUNK_DRAWS = 1 << 22  # edge draws made at a time (the graph does not depend on it)
 
 
 def planted_partition_sbm(
-    n: int, m: int, k: int, mu: float, seed: int = 0
+    n: int, m: int, k: int, mu: float, seed: int = 0, chunk: int = CHUNK_DRAWS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A degree-corrected planted-partition graph with its communities.
 
@@ -47,6 +56,9 @@ def planted_partition_sbm(
         The share in ``[0, 1]`` of edge ends drawn from the whole graph (mixing).
     seed : int, default 0
         Seed: the same arguments and seed give the same graph.
+    chunk : int, default CHUNK_DRAWS
+        Edge draws made at a time; the graph does not depend on it (memory holds the edges
+        and one chunk's draws).
 
     Returns
     -------
@@ -67,6 +79,12 @@ def planted_partition_sbm(
     >>> edges.shape[1], communities.shape, int(communities.max()) <= 3
     (2, (300,), True)
     """
+    keys, comm, rng = _sorted_edge_keys(n, m, k, mu, seed, chunk)
+    rng.shuffle(keys)
+    return np.column_stack([keys // n, keys % n]), comm
+
+
+def _check(n: int, m: int, k: int, mu: float) -> None:
     if n < 2 or m < 1 or k < 1:
         raise InputError(f"need n >= 2, m >= 1 and k >= 1, got n={n}, m={m}, k={k}")
     if k > n:
@@ -74,6 +92,37 @@ def planted_partition_sbm(
                          "needs a node)")
     if not 0 <= mu <= 1:
         raise InputError(f"mu must lie in [0, 1], got {mu}")
+
+
+def _ahead(rng: np.random.Generator, steps: int) -> np.random.Generator:
+    """A generator whose doubles are those of ``rng`` after ``steps`` doubles (one 64-bit
+    draw each); ``rng`` itself is left as it is."""
+    bits = type(rng.bit_generator)()
+    bits.state = rng.bit_generator.state
+    bits.advance(steps)
+    return np.random.Generator(bits)
+
+
+def _skip(rng: np.random.Generator, steps: int) -> None:
+    """Move ``rng`` past ``steps`` doubles, keeping its buffered 32-bit half (which doubles
+    leave alone and ``advance`` clears)."""
+    state = rng.bit_generator.state
+    rng.bit_generator.advance(steps)
+    moved = rng.bit_generator.state
+    moved["has_uint32"], moved["uinteger"] = state["has_uint32"], state["uinteger"]
+    rng.bit_generator.state = moved
+
+
+def _sorted_edge_keys(n: int, m: int, k: int, mu: float, seed: int, chunk: int,
+                      ) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """The distinct edges as sorted keys ``u n + v`` (``u < v``), the communities, and the
+    generator as it stands after the draws (it shuffles the edges).
+
+    The draws come in the order of one pass over all of them (the first ends, the mixing
+    coins, the global second ends, the community second ends), each read ``chunk`` draws at
+    a time from its own place in the stream: the keys are the same for every ``chunk``, and
+    memory holds the keys and one chunk's draws."""
+    _check(n, m, k, mu)
     rng = np.random.default_rng(seed)
     theta = (rng.pareto(1.5, n) + 1.0) * 2.0
     theta = np.minimum(theta, np.sqrt(n) * 10)
@@ -82,22 +131,114 @@ def planted_partition_sbm(
     starts = np.searchsorted(comm[order], np.arange(k + 1))
     cum = np.cumsum(theta[order])  # cumulative weights over the community-sorted node order
     draws = int(m * 1.15)
-    p_all = theta / theta.sum()
-    u = rng.choice(n, size=draws, p=p_all)
-    v = np.empty(draws, np.int64)
-    inter = rng.random(draws) < mu
-    v[inter] = rng.choice(n, size=int(inter.sum()), p=p_all)
-    intra = np.flatnonzero(~inter)
-    cu = comm[u[intra]]
-    lo = np.where(starts[cu] > 0, cum[starts[cu] - 1], 0.0)
-    hi = cum[starts[cu + 1] - 1]
-    r = lo + rng.random(len(intra)) * (hi - lo)
-    v[intra] = order[np.minimum(np.searchsorted(cum, r), n - 1)]
-    a, b = np.minimum(u, v), np.maximum(u, v)
-    keep = a != b
-    key = np.unique(a[keep] * n + b[keep])[:m]
-    rng.shuffle(key)
-    return np.column_stack([key // n, key % n]), comm
+    cdf = np.cumsum(theta / theta.sum())  # by weight over all nodes (Generator.choice's way)
+    cdf /= cdf[-1]
+    del theta
+    coins = _ahead(rng, draws)
+    n_inter = sum(int(np.count_nonzero(coins.random(min(chunk, draws - a)) < mu))
+                  for a in range(0, draws, chunk))
+    first, coins = _ahead(rng, 0), _ahead(rng, draws)
+    wide, narrow = _ahead(rng, 2 * draws), _ahead(rng, 2 * draws + n_inter)
+    keys = np.empty(draws, np.int64)
+    count = 0
+    for a in range(0, draws, chunk):
+        size = min(chunk, draws - a)
+        u = cdf.searchsorted(first.random(size), side="right")
+        inter = coins.random(size) < mu
+        v = np.empty(size, np.int64)
+        v[inter] = cdf.searchsorted(wide.random(int(inter.sum())), side="right")
+        intra = np.flatnonzero(~inter)
+        cu = comm[u[intra]]
+        lo = np.where(starts[cu] > 0, cum[starts[cu] - 1], 0.0)
+        hi = cum[starts[cu + 1] - 1]
+        r = lo + narrow.random(len(intra)) * (hi - lo)
+        v[intra] = order[np.minimum(np.searchsorted(cum, r), n - 1)]
+        lo_end, hi_end = np.minimum(u, v), np.maximum(u, v)
+        keep = lo_end != hi_end
+        got = lo_end[keep] * n + hi_end[keep]
+        keys[count:count + len(got)] = got
+        count += len(got)
+    keys = keys[:count]
+    keys.sort()
+    distinct = np.empty(count, bool)
+    distinct[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=distinct[1:])
+    keys = keys[distinct][:m]
+    _skip(rng, 3 * draws)
+    return keys, comm, rng
+
+
+def planted_partition_graph(n: int, m: int, k: int, mu: float, seed: int = 0,
+                            chunk: int = CHUNK_DRAWS) -> tuple[Graph, np.ndarray]:
+    """The :func:`planted_partition_sbm` graph in CSR form, on its linked nodes.
+
+    The graph equals what :func:`~kernelne.graph.load_graph` reads from the edge list
+    :func:`write_planted_partition` writes (a node without an edge is left out; ``nodes``
+    holds the generator's ids), built from the sorted edges without the edge list: memory
+    holds the edges once and the CSR arrays.
+
+    Parameters
+    ----------
+    n, m, k, mu, seed, chunk
+        As :func:`planted_partition_sbm`.
+
+    Returns
+    -------
+    graph : Graph
+        The undirected graph; ``graph.nodes`` are the linked nodes' ids in ``0..n-1``.
+    communities : ndarray of shape (n,)
+        Each node's community (by the generator's id).
+
+    Examples
+    --------
+    >>> from kernelne.generators import planted_partition_graph
+    >>> graph, communities = planted_partition_graph(300, 1500, 4, 0.3, seed=1)
+    >>> graph.n_nodes <= 300, len(communities)
+    (True, 300)
+    """
+    keys, comm, _ = _sorted_edge_keys(n, m, k, mu, seed, chunk)
+    degrees = _degrees(keys, n)
+    linked = np.flatnonzero(degrees)
+    indptr = np.zeros(len(linked) + 1, np.int64)
+    np.cumsum(degrees[linked], out=indptr[1:])
+    dense = np.cumsum(degrees > 0) - 1  # generator id -> dense id (of a linked node)
+    del degrees
+    indices = _csr_indices(keys, n, dense, indptr)
+    return Graph(indptr=indptr, indices=indices, weights=None, nodes=linked), comm
+
+
+@njit(cache=True)
+def _degrees(keys, n):
+    degrees = np.zeros(n, np.int64)
+    for key in keys:
+        degrees[key // n] += 1
+        degrees[key % n] += 1
+    return degrees
+
+
+@njit(cache=True)
+def _csr_indices(keys, n, dense, indptr):
+    """Neighbour lists of the sorted keys ``u n + v`` (``u < v``), sorted: a row's smaller
+    neighbours come first, in the keys' order of ``u``, then its larger ones in their order of
+    ``v``."""
+    pos = indptr[:-1].copy()
+    indices = np.empty(indptr[-1], np.int32)
+    for key in keys:
+        row = dense[key % n]
+        indices[pos[row]] = dense[key // n]
+        pos[row] += 1
+    for key in keys:
+        row = dense[key // n]
+        indices[pos[row]] = dense[key % n]
+        pos[row] += 1
+    return indices
+
+
+def _write_labels(prefix: str, linked: np.ndarray, comm: np.ndarray) -> None:
+    from kernelne.outputs import atomic_path
+
+    with atomic_path(prefix + ".labels") as tmp:
+        np.savetxt(tmp, np.column_stack([linked, comm[linked]]), fmt="%d %d")
 
 
 def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: float,
@@ -128,8 +269,7 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     prefix = str(prefix)
     with atomic_path(prefix + ".edges") as tmp:
         np.savetxt(tmp, edges, fmt="%d %d")
-    with atomic_path(prefix + ".labels") as tmp:
-        np.savetxt(tmp, np.column_stack([linked, comm[linked]]), fmt="%d %d")
+    _write_labels(prefix, linked, comm)
     return edges, comm
 
 
@@ -141,14 +281,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise InputError(f"K={args.k} communities for N={args.n} nodes: K must be at most N "
                          "(a community needs a node)")
     start = time.perf_counter()
-    edges, comm = write_planted_partition(prefix, args.n, args.m, args.k, args.mu, args.seed)
-    deg = np.bincount(edges.ravel(), minlength=args.n)
-    isolated = int((deg == 0).sum())
-    present = len(np.unique(comm[deg > 0]))
-    print(f"{args.n:,} nodes ({isolated:,} isolated), {len(edges):,} edges, {args.k} "
+    if args.npz:
+        from kernelne.graph_npz import save_graph
+
+        graph, comm = planted_partition_graph(args.n, args.m, args.k, args.mu, args.seed)
+        save_graph(graph, prefix + ".npz")
+        _write_labels(prefix, graph.nodes, comm)
+        linked, n_edges, max_degree = graph.nodes, graph.n_edges, int(graph.degrees.max())
+        written = f"{prefix}.npz"
+    else:
+        edges, comm = write_planted_partition(prefix, args.n, args.m, args.k, args.mu,
+                                              args.seed)
+        deg = np.bincount(edges.ravel(), minlength=args.n)
+        linked, n_edges, max_degree = np.flatnonzero(deg), len(edges), int(deg.max())
+        written = f"{prefix}.edges"
+    isolated = args.n - len(linked)
+    present = len(np.unique(comm[linked]))
+    print(f"{args.n:,} nodes ({isolated:,} isolated), {n_edges:,} edges, {args.k} "
           "communities" + (f" ({present} with a linked node)" if present < args.k else "")
-          + f", max degree {deg.max()}, {time.perf_counter() - start:.1f} s")
-    print(f"wrote {prefix}.edges and {prefix}.labels"
+          + f", max degree {max_degree}, {time.perf_counter() - start:.1f} s")
+    print(f"wrote {written} and {prefix}.labels"
           + (f" ({isolated:,} isolated node(s) left out of both: no edge)" if isolated else ""))
     return 0
 
@@ -163,7 +315,8 @@ def register(subparsers) -> None:
         "('node community') of a degree-corrected planted partition: power-law degrees "
         "(exponent 2.5, min 2), K communities, a share MU of edge ends drawn from the whole "
         "graph. About M distinct edges (duplicates dropped). A node left without an edge is in "
-        "neither file.",
+        "neither file. --npz: PREFIX.npz (the CSR graph of `kernelne convert`) instead of "
+        "PREFIX.edges.",
         example="kernelne generate 300 1500 4 0.3 -o sbm300 --seed 0")
     p.add_argument("n", type=int, metavar="N", help="nodes")
     p.add_argument("m", type=int, metavar="M", help="edges (at most)")
@@ -173,4 +326,7 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
                    help="output prefix: writes PREFIX.edges and PREFIX.labels (required)")
     p.add_argument("--seed", type=seed_value, default=0, metavar="N", help="random seed")
+    p.add_argument("--npz", action="store_true",
+                   help="write the graph as PREFIX.npz (the binary format of `kernelne "
+                   "convert`, fast to load) instead of PREFIX.edges")
     p.set_defaults(func=cmd_generate)

@@ -27,13 +27,14 @@ def save_graph(graph: Any, path: str | Path) -> None:
         nodes = nodes.astype(str)
     arrays = {
         "format": np.array(FORMAT), "version": np.array(VERSION),
-        "indptr": graph.indptr.astype(np.int64), "indices": graph.indices.astype(np.int32),
+        "indptr": np.asarray(graph.indptr, np.int64),
+        "indices": np.asarray(graph.indices, np.int32),  # no copy when already so
         "nodes": nodes, "directed": np.array(graph.directed),
         "self_loops_dropped": np.array(graph.self_loops_dropped),
         "duplicates_dropped": np.array(graph.duplicates_dropped),
     }
     if graph.weights is not None:
-        arrays["weights"] = graph.weights.astype(np.float32)
+        arrays["weights"] = np.asarray(graph.weights, np.float32)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
