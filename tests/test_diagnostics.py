@@ -46,7 +46,7 @@ def test_no_warning_on_a_healthy_fit(dense_graph):
 
 @pytest.mark.parametrize("kernel", ["schoenberg", "gauss"])
 def test_robust_fit_narrows_the_kernel_instead_of_collapsing(dense_graph, kernel):
-    model, caught = _fit(dense_graph, kernel=kernel, chunk_walks=1500)
+    model, caught = _fit(dense_graph, kernel=kernel, chunk_walks=1500, setting="given")
     assert not caught and not model.health_.collapsed
     assert model.kernel_scale_ == 8.0 and len(model.narrowed_) == 1
     shell = model.narrowed_[0]

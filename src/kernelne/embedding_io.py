@@ -110,14 +110,15 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
 
 
 def _write_npy(path: Path, vectors: np.ndarray) -> None:
-    """``vectors`` as a float32 ``.npy`` file (the bytes of ``np.save``), :data:`NPY_ROWS`
-    rows at a time into a memory map of the file: a memory-mapped matrix (a partitioned fit's
-    rows) or one of another dtype is never all in memory."""
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=vectors.shape)
-    for lo in range(0, len(vectors), NPY_ROWS):
-        out[lo:lo + NPY_ROWS] = vectors[lo:lo + NPY_ROWS]
-    out.flush()
-    del out
+    """``vectors`` as a float32 ``.npy`` file (the bytes of ``np.save``), written through a
+    file handle :data:`NPY_ROWS` rows at a time: a memory-mapped matrix (a partitioned fit's
+    rows) or one of another dtype is never all in memory, and a full disk is an ``OSError``."""
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+              "fortran_order": False, "shape": tuple(int(x) for x in vectors.shape)}
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        for lo in range(0, len(vectors), NPY_ROWS):
+            fh.write(np.ascontiguousarray(vectors[lo:lo + NPY_ROWS], dtype=np.float32).data)
 
 
 def _write_text(fh, vectors: np.ndarray, nodes) -> None:
