@@ -83,23 +83,6 @@ def chooses(model) -> bool:
     return True
 
 
-def dense_model(model):
-    """A shallow copy of ``model`` with :data:`DENSE_SETTING`: the parameters the runs after
-    the switch train with (the estimator's own parameters stay as the user set them).
-
-    Parameters
-    ----------
-    model : KernelNE
-        The estimator.
-
-    Returns
-    -------
-    KernelNE
-        The copy.
-    """
-    return _with(model, DENSE_SETTING)
-
-
 def fitted_params(model):
     """The parameters ``model``'s rows were trained with: the estimator's, or a copy with
     ``setting_["params"]`` applied when an automatic fit switched (for training more rows
@@ -116,10 +99,25 @@ def fitted_params(model):
         ``model`` itself or the copy.
     """
     params = getattr(model, "setting_", {}).get("params")
-    return _with(model, params) if params else model
+    return with_params(model, params) if params else model
 
 
-def _with(model, params: dict[str, Any]):
+def with_params(model, params: dict[str, Any]):
+    """A shallow copy of ``model`` with ``params`` set: the parameters a run trains with (the
+    estimator's own stay as the user set them).
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+    params : dict
+        Parameter names and values, e.g. :data:`DENSE_SETTING`.
+
+    Returns
+    -------
+    KernelNE
+        The copy.
+    """
     copied = copy.copy(model)
     for name, value in params.items():
         setattr(copied, name, value)
@@ -181,7 +179,7 @@ def output_scale(A: np.ndarray, seed: int = 0) -> float:
     if n > NORM_SAMPLE:
         rows = np.sort(np.random.default_rng(seed).choice(n, NORM_SAMPLE, replace=False))
         A = A[rows]
-    norms = np.linalg.norm(np.asarray(A, dtype=np.float64), axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", A, A))  # no n x d temporary
     norms = norms[np.isfinite(norms) & (norms > 0)]
     if not len(norms):
         return 1.0

@@ -18,13 +18,14 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from kernelne.auto_setting import (
+    DENSE_SETTING,
     NORMALIZE,
     SETTINGS,
     chooses,
-    dense_model,
     describe_setting,
     output_scale,
     scale_rows,
+    with_params,
 )
 from kernelne.compiling import watch_compiling
 from kernelne.diagnostics import (
@@ -554,7 +555,7 @@ class KernelNE(EmbeddingEstimator):
                 checks += looks
                 if looks and looks[-1]["collapsing"] and may_switch and switched_at is None:
                     switched_at = looks[-1]  # a dense graph: the dense setting, not narrowing
-                    params = dense_model(self)
+                    params = with_params(self, DENSE_SETTING)
                     kernels = active = params.kernel_dictionary()
                 elif looks and looks[-1]["collapsing"]:
                     shell = looks[-1]
