@@ -243,12 +243,25 @@ def npy_header(path: Location) -> tuple[tuple[int, ...], bool, np.dtype, int]:
     """Shape, Fortran order, dtype and the data's offset of the .npy file at ``path``."""
     if not is_remote(path):
         with open(path, "rb") as fh:
-            return (*_parse_header(fh), fh.tell())
+            return (*read_npy_header(fh), fh.tell())
     head = io.BytesIO(read_bytes(path, 0, HEADER_BYTES))
-    return (*_parse_header(head), head.tell())
+    return (*read_npy_header(head), head.tell())
 
 
-def _parse_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
+def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype from the header of the .npy file open as ``fh``
+    (version 1 or 2), leaving ``fh`` at its data.
+
+    Parameters
+    ----------
+    fh : binary file
+        Positioned at the file's start.
+
+    Returns
+    -------
+    tuple
+        ``(shape, fortran_order, dtype)``.
+    """
     fmt = np.lib.format
     read_header = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
                    else fmt.read_array_header_2_0)

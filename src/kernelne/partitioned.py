@@ -73,6 +73,7 @@ from kernelne.partition_store import (
     npy_bytes,
     npy_header,
     read_bytes,
+    read_npy_header,
     read_npy_rows,
     remove,
     size,
@@ -333,21 +334,13 @@ def _write_block(path: Location, array: np.ndarray) -> None:
         return
     try:
         with open(path, "r+b") as fh:
-            shape, fortran, dtype = _npy_header(fh)
+            shape, fortran, dtype = read_npy_header(fh)
             if shape == array.shape and dtype == array.dtype and not fortran:
                 array.tofile(fh)
                 return
     except (OSError, ValueError):
         pass
     np.save(path, array)
-
-
-def _npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """Shape, Fortran order and dtype from a .npy file's header; leaves ``fh`` at the data."""
-    fmt = np.lib.format
-    read_header = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
-                   else fmt.read_array_header_2_0)
-    return read_header(fh)
 
 
 def read_block(path: Location) -> np.ndarray:
@@ -362,7 +355,7 @@ def read_block(path: Location) -> np.ndarray:
         out[:] = block
         return out
     with open(path, "rb") as fh:
-        shape, _, dtype = _npy_header(fh)
+        shape, _, dtype = read_npy_header(fh)
         if dtype != np.float32 or len(shape) != 2:
             raise OSError(f"{path}: not a block of float32 rows ({dtype}, shape {shape})")
         out = aligned_rows(*shape)
@@ -378,7 +371,7 @@ def read_rows(path: Location, lo: int, hi: int) -> np.ndarray:
     if is_remote(path):
         return read_npy_rows(path, lo, hi)
     with open(path, "rb") as fh:
-        shape, _, dtype = _npy_header(fh)
+        shape, _, dtype = read_npy_header(fh)
         hi = min(hi, shape[0])
         row = int(np.prod(shape[1:], dtype=np.int64))
         fh.seek(lo * row * dtype.itemsize, os.SEEK_CUR)

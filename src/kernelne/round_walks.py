@@ -32,6 +32,7 @@ from numba import njit
 
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
+from kernelne.partition_store import read_npy_header
 from kernelne.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
@@ -134,7 +135,7 @@ def _recount(path: Path, counts: np.ndarray, rows: int = 1 << 16) -> bool:
     add = np.zeros_like(counts)
     try:
         with open(path, "rb") as fh:
-            shape, dtype = _header(fh)
+            shape, _, dtype = read_npy_header(fh)
             length = int(np.prod(shape[1:], dtype=np.int64))
             for lo in range(0, shape[0], rows):
                 count = (min(lo + rows, shape[0]) - lo) * length
@@ -220,19 +221,10 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
     return counts
 
 
-def _header(fh) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype from the header of the ``.npy`` file open as ``fh``, left at its data."""
-    fmt = np.lib.format
-    read = (fmt.read_array_header_1_0 if fmt.read_magic(fh) == (1, 0)
-            else fmt.read_array_header_2_0)
-    shape, _, dtype = read(fh)
-    return shape, dtype
-
-
 def _data_offset(fh) -> int:
     """Where the data of the ``.npy`` file open as ``fh`` starts (after its header)."""
     fh.seek(0)
-    _header(fh)
+    read_npy_header(fh)
     return fh.tell()
 
 
