@@ -24,6 +24,9 @@ each node's edges leaving its community) and the shorthands in :data:`UNSEEN`. U
     python benchmarks/bench_auto_setting.py --cost cora --repeats 3 [--walks-per-node 10]
     python benchmarks/bench_auto_setting.py --scales DIR --graphs cora ... --target-norms 2 3 4
     python benchmarks/bench_auto_setting.py --compare auto.json --summarize a.json b.json
+    python benchmarks/bench_auto_setting.py --graphs citeseer --candidates auto loglik \\
+        --seeds 1 2 3 4 5 --short-walks 0 --target-norms 2.5 --json s.json
+    python benchmarks/bench_auto_setting.py --noise s.json
 
 ``--cost G`` fits nothing else: it times the library's default ``KernelNE()`` against the
 paper's setting with rows as trained (``setting="given", normalize="none"``) on graph ``G``
@@ -35,7 +38,9 @@ after the rows are rescaled to it. ``--compare AUTO.json --summarize A.json ...`
 graph, the default (the ``auto`` candidate of ``AUTO.json``) against the best of ``kernelne
 tune``'s seven defaults (in the other files; C = 1 on rows rescaled to the first target norm,
 as ``KernelNE(setting="given")`` gives them, and C chosen), and the paper's setting with its
-rows as trained (``squared``), before the output scale.
+rows as trained (``squared``), before the output scale. ``--seeds`` fits every candidate
+once per seed; ``--noise`` then prints, per graph and column, the candidate furthest ahead of
+the default and the 95% interval of that lead over the seeds (:func:`seed_noise`).
 """
 
 from __future__ import annotations
@@ -252,11 +257,55 @@ def compare(auto: list[dict], records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def seed_noise(records: list[dict]) -> str:
+    """Per graph and column: the default against each other candidate over the seeds.
+
+    For seeds :math:`s = 1..n` the paired gap is :math:`d_s = F_s(\\text{auto}) - F_s(c)`
+    (each :math:`F_s` a mean over the splits, the splits the same for every fit); the cell
+    shows the candidate with the lowest mean gap :math:`\\bar d` and its 95% t-interval
+    :math:`\\bar d \\pm t_{.975, n-1}\\, s_d / \\sqrt{n}`. The gap is within noise when the
+    interval reaches 0.
+    """
+    from scipy.stats import t as student_t
+
+    lines = ["| graph | seeds | default " + " / ".join(COLUMNS) + " | "
+             + " | ".join(f"lowest gap {c} [95% CI]" for c in COLUMNS) + " |",
+             "|---|---|---|" + "---|" * len(COLUMNS)]
+    for name in dict.fromkeys(r["graph"] for r in records):
+        by_cand: dict[str, dict[int, list[float]]] = {}
+        for r in records:
+            if r["graph"] == name:
+                target = next(iter(r["scaled"]))
+                by_cand.setdefault(r["candidate"], {})[r["seed"]] = (r["scaled"][target]
+                                                                     + r["f1"][2:4])
+        auto = by_cand.pop("auto")
+        seeds = sorted(auto)
+        base = np.array([auto[s] for s in seeds])
+        cells = []
+        for j in range(len(COLUMNS)):
+            worst = None
+            for cand, scores in by_cand.items():
+                d = base[:, j] - np.array([scores[s][j] for s in seeds])
+                half = student_t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+                if worst is None or d.mean() < worst[1]:
+                    worst = (cand, d.mean(), half)
+            cand, mean, half = worst
+            cells.append(f"{mean:+.4f} {cand} [{mean - half:+.4f}, {mean + half:+.4f}]")
+        lines.append(f"| {name} | {len(seeds)} | "
+                     + " / ".join(f"{v:.4f}" for v in base.mean(0)) + " | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", nargs="+", default=["cora", "citeseer"])
     ap.add_argument("--candidates", nargs="+", default=CANDIDATES)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", nargs="+", type=int, default=None,
+                    help="fit every candidate once per seed (instead of --seed)")
+    ap.add_argument("--noise", type=Path, nargs="+", default=None, metavar="JSON",
+                    help="the default against each candidate over the seeds of --seeds runs")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--short-walks", type=int, default=10, help="0: no label-free criterion")
     ap.add_argument("--target-norms", nargs="+", type=float, default=[4.0, 8.0])
@@ -280,6 +329,9 @@ def main() -> None:
     if args.scales:
         scales(args)
         return
+    if args.noise:
+        print(seed_noise([r for p in args.noise for r in json.loads(p.read_text())["records"]]))
+        return
     if args.summarize:
         records = [r for p in args.summarize for r in json.loads(p.read_text())["records"]]
         if args.compare:
@@ -289,7 +341,9 @@ def main() -> None:
         return
     records = []
     for name in args.graphs:
-        records += run_graph(name, args)
+        for seed in args.seeds or [args.seed]:
+            args.seed = seed
+            records += [{**r, "seed": seed} for r in run_graph(name, args)]
         if args.json:
             args.json.write_text(json.dumps({"records": records}, indent=1))
     print(summarize(records))

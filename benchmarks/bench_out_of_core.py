@@ -179,6 +179,8 @@ def main() -> None:
     ap.add_argument("--eval-sample", type=int, default=100000)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads per bucket (more than 1: not bit for bit between reruns)")
     args = ap.parse_args()
 
     sampler = Sampler()
@@ -211,7 +213,7 @@ def main() -> None:
 
     model = KernelNE(partitions=args.partitions, partition_dir=args.partition_dir,
                      walks_per_node=args.walks, walk_length=args.walk_length,
-                     window=args.window, rounds=args.rounds, dim=args.dim, workers=1,
+                     window=args.window, rounds=args.rounds, dim=args.dim, workers=args.threads,
                      sigma=args.sigma,
                      random_state=args.seed, robust=not args.no_robust, verbose=False)
     t = stages.start()
@@ -228,6 +230,8 @@ def main() -> None:
     print(f"pairs {run.pairs:,}, steps {run.steps}, kernel scale {run.scale:g}, restart "
           f"checks {checks}, bucket median {np.median(run.bucket_seconds):.2f} s, bucket "
           f"peak {run.bucket_peak_mb:,.0f} MiB", flush=True)
+    print("bucket seconds summed by phase: " + ", ".join(
+        f"{phase} {seconds:.1f}" for phase, seconds in run.bucket_phases.items()), flush=True)
 
     t = stages.start()
     save_embedding(args.output, model.embedding_, graph.nodes)
