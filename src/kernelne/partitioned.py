@@ -1110,9 +1110,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
             todo = []
         for r in todo:
             lo, hi = bounds[r]
-            path = folder / "walks" / f"round{r}.npy"
-            with staged(path) as tmp, \
-                    staged(folder / masks_file(f"walks/round{r}.npy")) as mask_tmp:
+            walk_file, mask_file = files[r]
+            with staged(walk_file) as tmp, staged(mask_file) as mask_tmp:
                 out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
                                                 shape=(hi - lo, corpus.walk_length))
                 masks = np.lib.format.open_memmap(mask_tmp, mode="w+", dtype=np.uint64,

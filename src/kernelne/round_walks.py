@@ -32,7 +32,7 @@ from numba import njit
 
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
-from kernelne.partition_store import read_npy_header
+from kernelne.partition_store import npy_header, read_npy_header
 from kernelne.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
@@ -206,8 +206,8 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
     inv_p, inv_q = 1.0 / float(spec["p"]), 1.0 / float(spec["q"])
     counts = np.zeros(n, dtype=np.int64)
     perms = _round_permutations(int(seed), n)
+    walk_at, mask_at = npy_header(walk_file)[3], npy_header(mask_file)[3]
     with numba_threads(threads), open(walk_file, "r+b") as wf, open(mask_file, "r+b") as mf:
-        walk_at, mask_at = _data_offset(wf), _data_offset(mf)
         for a in range(first, stop, int(spec["chunk_walks"])):
             b = min(stop, a + int(spec["chunk_walks"]))
             starts = walk_starts(n, a, b, seed, perms)
@@ -219,13 +219,6 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
             mf.seek(mask_at + (a - round_first) * 8)
             mf.write(part_masks(walks, int(spec["parts"])).tobytes())
     return counts
-
-
-def _data_offset(fh) -> int:
-    """Where the data of the ``.npy`` file open as ``fh`` starts (after its header)."""
-    fh.seek(0)
-    read_npy_header(fh)
-    return fh.tell()
 
 
 def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, parts: int,
