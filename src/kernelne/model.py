@@ -161,7 +161,8 @@ class KernelNE(EmbeddingEstimator):
         URL (``s3://bucket/run``, ``gs://...``; ``memory://...`` in one process) that Dask
         workers reach without a shared disk (:mod:`kernelne.partition_store`; ``embedding_``
         is then memory-mapped from a local temporary file). None: a temporary folder,
-        removed after the fit.
+        removed after the fit, so the rows are read into memory at its end (give a folder
+        when the model does not fit in memory).
     rounds : int, optional
         A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
         (:data:`kernelne.partitioned.DEFAULT_ROUNDS`).
