@@ -209,7 +209,10 @@ def test_ctrl_c_stops_a_fit_of_long_walks_within_seconds(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelne.cli", "embed", str(KARATE), "-o", str(out),
          "--walk-length", "100000", "--walks-per-node", "1", "--workers", "1", "--dim", "16"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # as from a terminal: a test run started in the background ignores SIGINT, and a
+        # child inherits that (Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     err = bytearray()
 
     def read_stderr():
