@@ -61,9 +61,9 @@ from sklearn.metrics import roc_auc_score
 
 from kernelne.evaluation import evaluate_node_classification
 from kernelne.evaluation.classification import SELECT_CS
-from kernelne.generators import planted_partition_sbm
-from kernelne.graph import Graph
-from kernelne.validation_scores import held_out_edges
+from kernelne.evaluation.validation import held_out_edges
+from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.graphs.graph import Graph
 
 CANDIDATES = ["squared", "sch", "multi", "loglik", "sch+loglik", "multi+loglik", "sch+shrink",
               "sch+shrink+win5"]

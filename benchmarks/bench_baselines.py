@@ -28,7 +28,7 @@ from sklearn.preprocessing import StandardScaler
 from kernelne import load_dataset, random_walks
 from kernelne.baselines import METHODS, make_method
 from kernelne.evaluation import default_classifier, evaluate_node_classification
-from kernelne.graph import from_networkx
+from kernelne.graphs.graph import from_networkx
 
 RATIOS = (0.1, 0.5, 0.9)
 PAPER = {  # the paper's Table II, Micro-F1 at 10%, 50%, 90%

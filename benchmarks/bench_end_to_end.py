@@ -90,7 +90,7 @@ def main() -> None:
     args = ap.parse_args()
     if shutil.which(args.pecanpy) is None:
         sys.exit(f"bench_end_to_end: no PecanPy command {args.pecanpy!r} (see --pecanpy)")
-    kernelne_cmd = [sys.executable, "-m", "kernelne.cli"]
+    kernelne_cmd = [sys.executable, "-m", "kernelne"]
     rows = []
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)

@@ -1,13 +1,13 @@
 """MKernelNE with validation-chosen kernel weights against the best single kernel.
 
 For each graph and seed (``random_state=seed``, ``workers=1``, ``--walks-per-node`` walks,
-other settings the defaults, default dictionary :data:`kernelne.model.DEFAULT_DICTIONARY`),
-the whole graph is fitted once per candidate of :mod:`kernelne.kernel_choice`: each single
+other settings the defaults, default dictionary :data:`kernelne.model.kernelne.DEFAULT_DICTIONARY`),
+the whole graph is fitted once per candidate of :mod:`kernelne.model.kernel_choice`: each single
 kernel of the dictionary (``beta`` one-hot: bit for bit the single-kernel fit), the uniform
 fixed mix, and today's MKernelNE (``"train"``: weights learned by SGD). Then two honest
 choices among them:
 
-* ``valid-edges``: :func:`~kernelne.kernel_choice.choose_weights` without labels: 20% of the
+* ``valid-edges``: :func:`~kernelne.model.kernel_choice.choose_weights` without labels: 20% of the
   edges held out, every candidate refitted on the residual graph and scored by ROC-AUC; the
   winner's whole-graph fit is the one above (same settings and seed). Reads no label.
 * ``valid-labels``: with the labels of a seeded half of the labelled nodes (``T``) only; the
@@ -45,11 +45,11 @@ import networkx as nx
 import numpy as np
 
 from kernelne import KernelNE, load_dataset
-from kernelne.diagnostics import DegenerateEmbeddingWarning
+from kernelne.engine.diagnostics import DegenerateEmbeddingWarning
 from kernelne.evaluation import evaluate_node_classification
-from kernelne.generators import planted_partition_sbm
-from kernelne.graph import Graph
-from kernelne.kernel_choice import candidates, choose_weights
+from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.graphs.graph import Graph
+from kernelne.model.kernel_choice import candidates, choose_weights
 
 
 def load(name: str) -> tuple[Graph, np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, time
 from kernelne.memory import peak_memory_mb
-import kernelne.graph as kg
+import kernelne.graphs.graph as kg
 path, mode = sys.argv[1], sys.argv[2]
 if mode == "lines":
     kg.parse_fast = lambda data: None
@@ -56,7 +56,7 @@ def main() -> None:
                 dst.write(line)
         npz = Path(tmp) / "graph.npz"
         # in a child: on Linux a child inherits its parent's peak RSS across exec
-        subprocess.run([sys.executable, "-m", "kernelne.cli", "convert", args.edges, "-o",
+        subprocess.run([sys.executable, "-m", "kernelne", "convert", args.edges, "-o",
                         str(npz)], check=True, capture_output=True)
         fast = measure(Path(args.edges), "fast", args.repeats)
         fast_head = measure(head, "fast", args.repeats)

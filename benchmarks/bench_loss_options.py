@@ -14,7 +14,7 @@ scored with the classifier's C chosen per split on its training nodes
 C = 1 depends on the embedding's scale, this does not.
 
 Graphs: ``cora``, ``citeseer``, ``dblp`` (packaged) and planted partitions from
-:func:`kernelne.generators.planted_partition_sbm`, named ``sbm:N:M:K:MU:SEED`` (``N`` nodes,
+:func:`kernelne.graphs.generators.planted_partition_sbm`, named ``sbm:N:M:K:MU:SEED`` (``N`` nodes,
 ``M`` edges, ``K`` communities, a share ``MU`` of edge ends drawn from the whole graph), or the
 shorthands in :data:`PLANTED`. Usage:
 
@@ -54,8 +54,8 @@ from kernelne import KernelNE, load_dataset
 from kernelne.baselines import METHODS, make_method
 from kernelne.evaluation import evaluate_node_classification
 from kernelne.evaluation.classification import SELECT_CS
-from kernelne.generators import planted_partition_sbm
-from kernelne.graph import Graph
+from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.graphs.graph import Graph
 
 # docs/COLLAPSE.md's two dense planted partitions, scaled-down versions of them (same mean
 # degree and mixing, 3,000 nodes, the same community size where it fits) and three sparse ones.

@@ -27,16 +27,16 @@ from _common import timed
 from bench_training import count_pairs
 
 from kernelne import KernelNE, load_dataset, random_walks
+from kernelne.engine.kernels import parse_kernel
+from kernelne.engine.rows import aligned_rows, uniform_rows
+from kernelne.engine.sampling import alias_table
+from kernelne.engine.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 from kernelne.evaluation import (
     evaluate_link_prediction,
     evaluate_node_classification,
     make_link_split,
 )
-from kernelne.kernels import parse_kernel
 from kernelne.parallel import numba_threads
-from kernelne.rows import aligned_rows, uniform_rows
-from kernelne.sampling import alias_table
-from kernelne.trainer import Noise, TrainSettings, kernel_arrays, train_walks
 
 ORDER = ("gauss:1.41421", "sch:1", "gauss:2", "sch:2", "gauss:3", "sch:0.5", "gauss:1")
 RATIOS = (0.1, 0.5, 0.9)

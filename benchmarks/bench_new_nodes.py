@@ -31,7 +31,7 @@ from sklearn.multiclass import OneVsRestClassifier
 
 from kernelne import KernelNE, load_dataset
 from kernelne.evaluation.classification import default_classifier, top_k_predictions
-from kernelne.graph import Graph
+from kernelne.graphs.graph import Graph
 
 
 def without_nodes(graph: Graph, held: np.ndarray) -> Graph:
@@ -89,7 +89,7 @@ def fits(g: Graph, held: np.ndarray, seed: int, cache: Path | None, key: str):
 def warm_up() -> None:
     """Compile the trainer and the walks (numba) before anything is timed: otherwise the first
     fit's time includes the compilation."""
-    from kernelne.demo import planted_partition
+    from kernelne.cli.demo import planted_partition
 
     graph, _ = planted_partition(seed=0)
     small = dict(dim=8, walks_per_node=2, walk_length=5, window=2, workers=1, random_state=0)

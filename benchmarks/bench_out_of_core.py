@@ -1,7 +1,7 @@
 """Out of core, end to end: a partitioned fit whose model does not fit in the memory given.
 
 Stages, each with its seconds and peaks: ``generate`` (``PREFIX.npz`` and ``PREFIX.labels``
-from :func:`kernelne.generators.planted_partition_graph`; skipped when both exist), ``load``
+from :func:`kernelne.graphs.generators.planted_partition_graph`; skipped when both exist), ``load``
 (the ``.npz`` graph), ``fit`` (``KernelNE(partitions=P, partition_dir=DIR)``; split into its
 walks, training and the rest: the rows put together from the blocks and the health check),
 ``write`` (the rows to ``OUT.npy`` as ``kernelne embed -o OUT.npy`` writes them) and
@@ -52,9 +52,9 @@ import numpy as np
 from kernelne import KernelNE
 from kernelne.embedding_io import save_embedding
 from kernelne.evaluation import evaluate_node_classification
-from kernelne.generators import planted_partition_graph
-from kernelne.graph import load_graph
-from kernelne.graph_npz import save_graph
+from kernelne.graphs.generators import planted_partition_graph
+from kernelne.graphs.graph import load_graph
+from kernelne.graphs.npz import save_graph
 from kernelne.memory import peak_memory_mb, reset_peak_memory
 
 MIB = 1 << 20

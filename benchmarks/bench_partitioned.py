@@ -35,7 +35,7 @@ def load(spec: str, labels_file: str | None = None):
     if labels_file is not None:  # integer ``node label`` lines; nodes not in the graph dropped
         import scipy.sparse as sp
 
-        from kernelne.graph import load_graph
+        from kernelne.graphs.graph import load_graph
 
         graph = load_graph(spec)
         node, label = np.loadtxt(labels_file, dtype=np.int64, ndmin=2).T
@@ -47,7 +47,7 @@ def load(spec: str, labels_file: str | None = None):
                                shape=(graph.n_nodes, int(label.max()) + 1))
         return graph, labels
     if spec.startswith("sbm:"):
-        from kernelne.generators import planted_partition_sbm
+        from kernelne.graphs.generators import planted_partition_sbm
 
         n, m, k, mu = spec.split(":")[1:]
         edges, labels = planted_partition_sbm(int(n), int(m), int(k), float(mu), seed=0)

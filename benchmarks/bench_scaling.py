@@ -1,7 +1,8 @@
 """Scaling: KernelNE on planted-partition graphs of 10^4..10^6 nodes (average degree 20).
 
 For each size the script writes a labelled degree-corrected planted-partition graph with
-``kernelne.generators`` (``kernelne generate N 10N 50 0.5 -o PREFIX``: N nodes, 10 N edges, 50
+``kernelne.graphs.generators`` (``kernelne generate N 10N 50 0.5 -o PREFIX``: N nodes, 10 N edges,
+50
 communities, mixing 0.5, seed 0) and
 measures, each stage in a fresh process (so peak memory is that stage's own):
 
@@ -43,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 LOAD = r"""
 import json, sys, time
 from kernelne.memory import peak_memory_mb
-from kernelne.graph import load_graph
+from kernelne.graphs.graph import load_graph
 t = time.perf_counter()
 g = load_graph(sys.argv[1])
 print(json.dumps({"seconds": time.perf_counter() - t,
@@ -56,7 +57,7 @@ from kernelne.memory import peak_memory_mb
 import numpy as np
 from kernelne import KernelNE
 from kernelne.baselines import DeepWalk
-from kernelne.graph import load_graph
+from kernelne.graphs.graph import load_graph
 path, method, walks, threads, out = sys.argv[1:6]
 t = time.perf_counter()
 g = load_graph(path)
@@ -87,11 +88,11 @@ def child(code: str, *args: str) -> dict:
 def make_graph(n: int, work: Path) -> Path:
     prefix = work / f"sbm_{n}"
     if not (work / f"sbm_{n}.edges").exists():
-        subprocess.run([sys.executable, "-m", "kernelne.cli", "generate", str(n), str(10 * n),
+        subprocess.run([sys.executable, "-m", "kernelne", "generate", str(n), str(10 * n),
                         "50", "0.5", "-o", str(prefix), "--seed", "0"], check=True)
     npz = work / f"sbm_{n}.npz"
     if not npz.exists():
-        subprocess.run([sys.executable, "-m", "kernelne.cli", "convert",
+        subprocess.run([sys.executable, "-m", "kernelne", "convert",
                         f"{prefix}.edges", "-o", str(npz)], check=True, capture_output=True)
     return prefix
 
@@ -119,9 +120,9 @@ def throughput(npz: Path | None, walks_per_node: int, threads: int, repeats: int
     Cora."""
     from bench_training import rate_rows
 
-    from kernelne.datasets import load_dataset
-    from kernelne.graph import load_graph
-    from kernelne.walks import random_walks
+    from kernelne.engine.walks import random_walks
+    from kernelne.graphs.datasets import load_dataset
+    from kernelne.graphs.graph import load_graph
 
     g = load_dataset("cora").graph if npz is None else load_graph(npz)
     walks = random_walks(g, walks_per_node, 10, seed=1, workers=threads)

@@ -36,11 +36,11 @@ from _common import current_rss_mb, peak_rss_mb, reset_peak_rss
 from gensim.models import Word2Vec
 
 from kernelne import load_dataset, random_walks
-from kernelne.kernels import Kernel, parse_kernel
+from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.rows import aligned_rows, uniform_rows
+from kernelne.engine.sampling import alias_table
+from kernelne.engine.trainer import POOL_SIZE, Noise, TrainSettings, kernel_arrays, train_walks
 from kernelne.parallel import numba_threads
-from kernelne.rows import aligned_rows, uniform_rows
-from kernelne.sampling import alias_table
-from kernelne.trainer import POOL_SIZE, Noise, TrainSettings, kernel_arrays, train_walks
 
 GENSIM_MODES = ("file", "list")
 
@@ -133,8 +133,8 @@ def gensim_file_run(walks, threads: int, dim=128, work: str | Path | None = None
 
 def sbm_graph(n: int):
     """The planted partition of ``bench_scaling.py``: n nodes, 10 n edges, 50 communities."""
-    from kernelne.generators import planted_partition_sbm
-    from kernelne.graph import Graph
+    from kernelne.graphs.generators import planted_partition_sbm
+    from kernelne.graphs.graph import Graph
 
     edges, _ = planted_partition_sbm(n, 10 * n, 50, 0.5, seed=0)
     return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=n)

@@ -1,7 +1,8 @@
 """Why KernelNE collapses on dense graphs: trajectories of the rows during training.
 
 For each run, every few chunks: the neighbour AUC and the rows' shape statistics of
-:mod:`kernelne.diagnostics`, the median row norms of A and B, and the kernel values of sampled
+:mod:`kernelne.engine.diagnostics`, the median row norms of A and B, and the kernel values of
+sampled
 edges (positives) and random pairs (negatives); the loss history of the fit; Micro-F1 at 50%
 at the end. Writes ``docs/figures/collapse_*.png`` and prints a table (docs/COLLAPSE.md).
 
@@ -22,9 +23,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from kernelne import KernelNE, load_graph  # noqa: E402
-from kernelne.datasets import find_data_dir  # noqa: E402
-from kernelne.diagnostics import embedding_health, sample_edges  # noqa: E402
+from kernelne.engine.diagnostics import embedding_health, sample_edges  # noqa: E402
 from kernelne.evaluation import evaluate_node_classification  # noqa: E402
+from kernelne.graphs.datasets import find_data_dir  # noqa: E402
 
 RUNS = [  # (label, graph key, KernelNE parameters)
     ("dense, Gauss sigma^2=2 (paper)", "dense", {"kernel": "gauss", "robust": False}),

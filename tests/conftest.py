@@ -9,10 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelne.datasets import find_data_dir
-from kernelne.demo import planted_partition
-from kernelne.generators import planted_partition_sbm
-from kernelne.graph import Graph, from_networkx
+from kernelne.cli.demo import planted_partition
+from kernelne.graphs.datasets import find_data_dir
+from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.graphs.graph import Graph, from_networkx
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import kernelne
 import kernelne.baselines
 import kernelne.evaluation
 import kernelne.evaluation.heuristics
-import kernelne.generators
+import kernelne.graphs.generators
 
 _SECTION = re.compile(r"^(\S[^\n]*)\n-{3,}\s*$", re.MULTILINE)
 _ENTRY = re.compile(r"^(\*{0,2}[A-Za-z_][\w, *]*?)(?:\s*:.*)?$")
@@ -97,11 +97,12 @@ PUBLIC = sorted(set(
     + ["kernelne.evaluation.heuristics:evaluate_heuristics",
        "kernelne.evaluation.heuristics:heuristic_scores"]
     + _exported(kernelne.baselines)
-    + ["kernelne.generators:planted_partition_sbm", "kernelne.generators:write_planted_partition",
-       "kernelne.generators:planted_partition_graph"]
-    + ["kernelne.kernels:Kernel", "kernelne.kernels:parse_kernel",
-       "kernelne.kernels:dictionary_arrays", "kernelne.datasets:Dataset"]
-    + _methods("kernelne.kernels", ["Kernel"])
+    + ["kernelne.graphs.generators:planted_partition_sbm",
+       "kernelne.graphs.generators:write_planted_partition",
+       "kernelne.graphs.generators:planted_partition_graph"]
+    + ["kernelne.engine.kernels:Kernel", "kernelne.engine.kernels:parse_kernel",
+       "kernelne.engine.kernels:dictionary_arrays", "kernelne.graphs.datasets:Dataset"]
+    + _methods("kernelne.engine.kernels", ["Kernel"])
     + _methods("kernelne.evaluation", ["LinkSplit", "ResultTable"])
     + _methods("kernelne", ["KernelNE", "Graph", "WalkCorpus"])
     + _methods("kernelne.baselines", ["DeepWalk", "Node2Vec", "LINE", "HOPE", "NetMF"])
@@ -153,7 +154,8 @@ def test_the_parser_reads_numpydoc_entries():
 
 
 @pytest.mark.parametrize("module", [
-    "kernelne.graph", "kernelne.walks", "kernelne.kernels", "kernelne.generators",
+    "kernelne.graphs.graph", "kernelne.engine.walks", "kernelne.engine.kernels",
+    "kernelne.graphs.generators",
     "kernelne.baselines",
 ])
 def test_docstring_examples_run(module):

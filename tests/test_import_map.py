@@ -60,12 +60,12 @@ def test_cycle_finder_sees_a_circle():
 
 
 def test_a_bucket_worker_does_not_load_the_estimator_or_sklearn():
-    """A Dask worker unpickles ``kernelne.partitioned.bucket_task``: the package's names are
+    """A Dask worker unpickles ``kernelne.partitioned.driver.bucket_task``: the package's names are
     loaded on first use, so it imports neither the estimator nor scikit-learn (about 65 MiB
     of its peak memory)."""
-    code = ("import sys, kernelne.partitioned; "
+    code = ("import sys, kernelne.partitioned.driver; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn' "
-            "or m in ('kernelne.model', 'kernelne.tune')))")
+            "or m in ('kernelne.model.kernelne', 'kernelne.tune.search')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
@@ -80,3 +80,60 @@ def test_the_package_names_load_on_first_use():
     assert set(kernelne.__all__) <= set(dir(kernelne)) and "__file__" in dir(kernelne)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         kernelne.nope  # noqa: B018
+
+
+# --- the layer rules (CONTRIBUTING.md, "Layout"): what each wing may import -------------------
+
+BASE = {"kernelne", "kernelne._version", "kernelne.errors", "kernelne.outputs",
+        "kernelne.embedding_io", "kernelne.memory", "kernelne.parallel"}
+
+
+def _imports_from(graph, package: str) -> set[tuple[str, str]]:
+    """(importer, imported) for every direct import made by a module of ``package``."""
+    return {(m, t) for m in graph.modules if m == package or m.startswith(package + ".")
+            for t in graph.find_modules_directly_imported_by(m)}
+
+
+def _in(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+@pytest.fixture(scope="module")
+def full_graph():
+    return grimp.build_graph("kernelne", include_external_packages=True)
+
+
+@pytest.mark.xfail(strict=True, reason="the CLI halves of datasets, generators, plot and tune "
+                   "still live beside their library code")
+def test_nothing_imports_the_cli(full_graph):
+    importers = {m for m in full_graph.modules if not _in(m, "kernelne.cli")
+                 for t in full_graph.find_modules_directly_imported_by(m)
+                 if _in(t, "kernelne.cli")}
+    assert importers <= {"kernelne.__main__"}
+
+
+@pytest.mark.xfail(strict=True, reason="diagnostics.neighbour_auc uses sklearn's roc_auc_score")
+def test_the_engine_imports_no_model_tune_cli_or_sklearn(full_graph):
+    bad = {(m, t) for m, t in _imports_from(full_graph, "kernelne.engine")
+           if _in(t, "kernelne.model", "kernelne.partitioned", "kernelne.tune", "kernelne.cli",
+                  "kernelne.evaluation", "kernelne.baselines", "kernelne.reproduce", "sklearn")}
+    assert bad == set()
+
+
+def test_the_partitioned_driver_imports_only_engine_graphs_and_base(full_graph):
+    bad = {(m, t) for m, t in _imports_from(full_graph, "kernelne.partitioned")
+           if _in(t, "kernelne") and not _in(t, "kernelne.partitioned", "kernelne.engine",
+                                              "kernelne.graphs") and t not in BASE}
+    assert bad == set()
+
+
+def test_the_layer_rules_see_a_breach():
+    class Fake:
+        modules = {"kernelne.engine.walks", "kernelne.model.kernelne", "sklearn"}
+
+        @staticmethod
+        def find_modules_directly_imported_by(m):
+            return {"kernelne.engine.walks": {"sklearn", "kernelne.model.kernelne"}}.get(m, set())
+
+    assert _imports_from(Fake(), "kernelne.engine") == {
+        ("kernelne.engine.walks", "sklearn"), ("kernelne.engine.walks", "kernelne.model.kernelne")}

@@ -11,7 +11,7 @@ import pytest
 
 import kernelne
 from kernelne._version import __version__
-from kernelne.cli import main
+from kernelne.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -32,7 +32,7 @@ def test_sample_graph_is_shipped():
 
 def test_readme_data_files_exist(data_dir, monkeypatch):
     """Every ``$DATA/FILE`` of the README's command lines is a file of the packaged data."""
-    from kernelne.datasets import packaged_data_dir
+    from kernelne.graphs.datasets import packaged_data_dir
 
     monkeypatch.delenv("KERNELNE_DATA", raising=False)
     text = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelne.cli import main
+from kernelne.cli.app import main
 from kernelne.errors import InputError
-from kernelne.graph import from_networkx, from_scipy, load_graph
+from kernelne.graphs.graph import from_networkx, from_scipy, load_graph
 
 EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
 KARATE = Path(__file__).parents[1] / "examples" / "karate.edgelist"
@@ -163,11 +163,11 @@ def _env():
 
 @pytest.mark.parametrize("n, d, chunk", [(34, 128, 1000), (7, 5, 3), (10, 1, 1 << 20), (3, 9, 4)])
 def test_float32_initialisation_is_bit_for_bit_the_float64_one(monkeypatch, n, d, chunk):
-    import kernelne.rows
+    import kernelne.engine.rows
 
-    monkeypatch.setattr(kernelne.rows, "CHUNK_VALUES", chunk)
+    monkeypatch.setattr(kernelne.engine.rows, "CHUNK_VALUES", chunk)
     before = np.random.default_rng(7).uniform(-0.5 / d, 0.5 / d, size=(n, d)).astype(np.float32)
-    after = kernelne.rows.uniform_rows(np.random.default_rng(7), n, d, 0.5 / d)
+    after = kernelne.engine.rows.uniform_rows(np.random.default_rng(7), n, d, 0.5 / d)
     assert after.dtype == np.float32 and after.tobytes() == before.tobytes()
 
 
@@ -181,12 +181,12 @@ def test_a_huge_dim_is_one_line_naming_the_sizes(tmp_path, capsys):
 
 
 def test_running_out_of_memory_for_the_rows_is_one_line(tmp_path, capsys, monkeypatch):
-    import kernelne.model
+    import kernelne.model.kernelne
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(kernelne.model, "uniform_rows", no_memory)
+    monkeypatch.setattr(kernelne.model.kernelne, "uniform_rows", no_memory)
     code, err = _run(["embed", KARATE, "-o", tmp_path / "e.txt", *FAST],
                      capsys)
     assert code == 2 and err.strip() == ("kernelne: error: dim=4: not enough free memory for "
@@ -205,9 +205,9 @@ def test_directed_sinks_are_not_called_isolated(tmp_path, capsys):
 
 
 def test_what_happens_to_sink_and_isolated_rows():
-    from kernelne.model import KernelNE
-    from kernelne.rows import uniform_rows
-    from kernelne.sampling import seed_to_uint64
+    from kernelne.engine.rows import uniform_rows
+    from kernelne.engine.sampling import seed_to_uint64
+    from kernelne.model.kernelne import KernelNE
 
     M = np.zeros((6, 6))
     for u, v in [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 4), (4, 0)]:
@@ -362,7 +362,7 @@ def test_update_refuses_the_other_reading_of_the_graph(models, tmp_path, capsys,
 def test_older_model_files_fall_back_to_params_or_accept(models, tmp_path):
     import json
 
-    from kernelne.model import KernelNE
+    from kernelne.model.kernelne import KernelNE
 
     with np.load(models / "directed.npz") as z:
         arrays = {k: z[k] for k in z.files if k != "directed"}
@@ -398,7 +398,7 @@ def test_reproduce_refuses_bad_counts_before_creating_anything(tmp_path, capsys,
 def test_compiling_is_announced_once_and_timed(capsys):
     from numba import njit
 
-    from kernelne.compiling import MESSAGE, watch_compiling
+    from kernelne.engine.compiling import MESSAGE, watch_compiling
 
     @njit
     def fresh(x):  # never compiled before: a real compilation
@@ -415,7 +415,7 @@ def test_compiling_is_announced_once_and_timed(capsys):
 
 def test_a_warm_run_does_not_claim_to_compile_and_small_graphs_are_not_measured(tmp_path,
                                                                                 capsys):
-    from kernelne.compiling import MESSAGE
+    from kernelne.engine.compiling import MESSAGE
 
     args = ["embed", str(KARATE), "-o", str(tmp_path / "e.txt"), *FAST[:-1]]
     assert main(args) == 0  # compiles if this process has not yet
@@ -431,8 +431,8 @@ def test_a_warm_run_does_not_claim_to_compile_and_small_graphs_are_not_measured(
 def test_describe_fit_takes_compiling_out_of_the_speed():
     from types import SimpleNamespace
 
-    from kernelne.cli_options import describe_fit
-    from kernelne.diagnostics import EmbeddingHealth
+    from kernelne.cli.options import describe_fit
+    from kernelne.engine.diagnostics import EmbeddingHealth
 
     model = SimpleNamespace(
         n_walks_=10, walk_length=10, n_pairs_=1000, fit_seconds_=21.0, kernels_=["gauss:1"],
@@ -449,7 +449,7 @@ def test_describe_fit_takes_compiling_out_of_the_speed():
 
 @pytest.mark.parametrize("bad", [np.inf, 0.0, 1e-40])
 def test_npz_graph_weights_float32_cannot_use_are_refused(tmp_path, bad):
-    from kernelne.graph_npz import save_graph
+    from kernelne.graphs.npz import save_graph
 
     path = tmp_path / "g.npz"
     save_graph(load_graph(from_scipy(sp.csr_matrix(np.array([[0, 2.0], [2.0, 0]])))), path)

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tune_fakes import KARATE, write_karate
 
-from kernelne.cli import main
-from kernelne.plot import plot_embedding, project
+from kernelne.cli.app import main
+from kernelne.evaluation.plot import plot_embedding, project
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--dim", "8", "--workers", "1", "--search-walks", "4", "--quiet"]
@@ -129,12 +129,12 @@ def test_tune_report_on_a_graph_under_50_nodes(karate, tmp_path, capsys):
 
 
 def test_tune_report_failure_leaves_nothing(karate, tmp_path, capsys, monkeypatch):
-    import kernelne.plot
+    import kernelne.evaluation.plot
 
     def broken(*args, **kwargs):
-        raise kernelne.plot.InputError("the map cannot be drawn")
+        raise kernelne.evaluation.plot.InputError("the map cannot be drawn")
 
-    monkeypatch.setattr(kernelne.plot, "plot_embedding", broken)
+    monkeypatch.setattr(kernelne.evaluation.plot, "plot_embedding", broken)
     edges, labels = karate
     before = set(os.listdir(tmp_path))
     code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--holdout", "0.5",
@@ -216,7 +216,7 @@ def test_tune_holdout_is_checked_before_the_graph_is_read(karate, tmp_path, caps
                                                           monkeypatch, holdout):
     """The abort (exit 134) of a quick exit after a graph read cannot happen to a bad
     --holdout: it fails before anything is read."""
-    tune_module = importlib.import_module("kernelne.tune")  # kernelne.tune is the function
+    tune_module = importlib.import_module("kernelne.tune.search")
     monkeypatch.setattr(tune_module, "load_graph",
                         lambda *a, **k: pytest.fail("the graph was read"))
     edges, labels = karate
@@ -230,7 +230,7 @@ def test_tune_holdout_is_checked_before_the_graph_is_read(karate, tmp_path, caps
 def run_cli_with(patch: str, args: list[str]) -> subprocess.CompletedProcess:
     """``kernelne ARGS`` in a fresh interpreter, after running ``patch`` (a real stderr, so
     that Optuna's own logging would show)."""
-    code = f"import sys\n{patch}\nfrom kernelne.cli import main\nsys.exit(main({args!r}))\n"
+    code = f"import sys\n{patch}\nfrom kernelne.cli.app import main\nsys.exit(main({args!r}))\n"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=600)
@@ -259,7 +259,7 @@ def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
     edges, labels = karate
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelne.cli", "tune", str(edges), "--dim", "8", "--workers",
+        [sys.executable, "-m", "kernelne", "tune", str(edges), "--dim", "8", "--workers",
          "1", "--labels", str(labels), "--trials", "1000", "-o", str(tmp_path / "e.npy")],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
         # a terminal's Ctrl-C: SIGINT at its default, whatever this test process inherited or
@@ -287,7 +287,7 @@ def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
 def karate_split(tmp_path):
     """A saved split of the karate club and a random embedding of its nodes."""
     from kernelne.evaluation import make_link_split
-    from kernelne.graph import load_graph
+    from kernelne.graphs.graph import load_graph
 
     split = make_link_split(load_graph(KARATE), test_fraction=0.3, seed=0)
     folder = tmp_path / "split"
@@ -324,7 +324,7 @@ def test_fast_reader_hands_pyarrow_no_python_object(tmp_path, monkeypatch):
     import pyarrow as pa
     from pyarrow import csv
 
-    from kernelne.graph import load_graph
+    from kernelne.graphs.graph import load_graph
 
     seen = []
     real = csv.read_csv
@@ -344,7 +344,7 @@ def test_fast_reader_hands_pyarrow_no_python_object(tmp_path, monkeypatch):
 def small_result():
     from types import SimpleNamespace
 
-    from kernelne.tune import TuneResult
+    from kernelne.tune.search import TuneResult
 
     model = SimpleNamespace(embedding_=np.ones((3, 2), np.float32), nodes_=np.arange(3))
     trials = [{"number": 0, "params": {"window": 3}, "score": 0.5, "seconds": 0.1}]
@@ -353,7 +353,7 @@ def small_result():
 
 @pytest.mark.parametrize("existing", [False, True])
 def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
-    from kernelne.tune import write_outputs
+    from kernelne.tune.search import write_outputs
 
     report = tmp_path / "rep"
     if existing:
@@ -372,7 +372,7 @@ def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
     def full(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(importlib.import_module("kernelne.tune"), "plot_trials", full)
+    monkeypatch.setattr(importlib.import_module("kernelne.tune.search"), "plot_trials", full)
     with pytest.raises(OSError, match="disk full"):
         write_outputs(small_result(), tmp_path / "e.npy", report)
     assert set(os.listdir(tmp_path)) == before

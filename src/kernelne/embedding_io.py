@@ -3,7 +3,8 @@
 * ``.npz`` (any case): vectors and node ids in one file: keys ``format``
   ("kernelne-embedding"), ``embedding`` (float32, ``n x d``, node order) and ``nodes`` (int64,
   or unicode strings). :func:`load_embedding` also reads the rows and ids of a model file
-  (:mod:`kernelne.model_file`, ``--model-out``); a graph file (``kernelne convert``) is refused.
+  (:mod:`kernelne.model.model_file`, ``--model-out``); a graph file (``kernelne convert``) is
+  refused.
 * ``.npy`` (any case): the ``n x d`` matrix in node order. When the node ids are not ``0..n-1``
   they are written beside it, one per line, to ``NAME.nodes.txt`` (the sidecar: copy it with
   the ``.npy``).
@@ -23,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from kernelne.errors import InputError
-from kernelne.graph import iter_records
+from kernelne.graphs.graph import iter_records
 from kernelne.outputs import atomic_path, check_output_path
 
 STDOUT = "-"
 FORMAT = "kernelne-embedding"
 NPY_ROWS = 1 << 16  # rows copied at a time into a .npy output
-MODEL_FORMAT = "kernelne-model"  # kernelne.model_file.FORMAT: its rows and ids read too
+MODEL_FORMAT = "kernelne-model"  # kernelne.model.model_file.FORMAT: its rows and ids read too
 
 
 def is_npy(path: str | Path) -> bool:
@@ -230,7 +231,7 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def _as_ints(ids: np.ndarray) -> np.ndarray:
     """Integer ids if every id is a canonical int64 decimal (the graph readers' rule)."""
-    from kernelne.graph import is_canonical_int
+    from kernelne.graphs.graph import is_canonical_int
 
     if all(is_canonical_int(str(x)) for x in ids):
         return np.array([int(x) for x in ids], dtype=np.int64)

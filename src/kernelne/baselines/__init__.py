@@ -2,7 +2,7 @@
 
 Every method is a scikit-learn-style estimator like :class:`kernelne.KernelNE`: parameters in
 the constructor (``dim=128``, ``workers``, ``random_state`` plus its own), ``fit(graph)`` with
-anything :func:`kernelne.graph.load_graph` accepts, then ``embedding_`` (n x dim float32, row
+anything :func:`kernelne.graphs.graph.load_graph` accepts, then ``embedding_`` (n x dim float32, row
 ``i`` = dense node ``i``), ``nodes_`` and ``fit_seconds_``.
 
 - ``deepwalk``: :class:`DeepWalk` (Perozzi et al., KDD 2014)

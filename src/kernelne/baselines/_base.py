@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.estimator import EmbeddingEstimator, check_int_params
-from kernelne.graph import Graph
+from kernelne.graphs.graph import Graph
+from kernelne.model.estimator import EmbeddingEstimator, check_int_params
 
 
 class BaselineEmbedding(EmbeddingEstimator):

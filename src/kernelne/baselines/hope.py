@@ -25,8 +25,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigs, eigsh, splu, svds
 
 from kernelne.baselines._base import BaselineEmbedding
-from kernelne.graph import Graph
-from kernelne.sampling import random_generator
+from kernelne.engine.sampling import random_generator
+from kernelne.graphs.graph import Graph
 
 
 def spectral_radius(adjacency: sp.spmatrix, rng: np.random.Generator) -> float:

@@ -33,10 +33,10 @@ from numba import njit, prange
 from tqdm.auto import tqdm
 
 from kernelne.baselines._base import BaselineEmbedding
-from kernelne.estimator import check_int_params, check_workers
-from kernelne.graph import Graph
+from kernelne.engine.sampling import alias_draw, alias_table, seed_to_uint64, stream_state
+from kernelne.graphs.graph import Graph
+from kernelne.model.estimator import check_int_params, check_workers
 from kernelne.parallel import numba_threads
-from kernelne.sampling import alias_draw, alias_table, seed_to_uint64, stream_state
 
 _BLOCK = 16384
 _ONE = np.float32(1.0)

@@ -30,9 +30,9 @@ from scipy.sparse.linalg import eigsh, svds
 from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
-from kernelne.estimator import check_int_params
-from kernelne.graph import Graph
-from kernelne.sampling import random_generator
+from kernelne.engine.sampling import random_generator
+from kernelne.graphs.graph import Graph
+from kernelne.model.estimator import check_int_params
 
 _BLOCK_ROWS = 2048
 

@@ -6,7 +6,7 @@ Learning for Networks", KDD 2016. Both treat walks as sentences and maximise the
 objective ``sum log sigma(<f(v), g(u)>) + sum_{k negatives} log sigma(-<f(v), g(u-)>)`` over
 (center, context) pairs within the window, with negatives drawn from unigram^0.75.
 
-Walks come from :mod:`kernelne.walks` (node2vec's biased walks by rejection sampling; uniform
+Walks come from :mod:`kernelne.engine.walks` (node2vec's biased walks by rejection sampling; uniform
 walks when ``p = q = 1``, which makes DeepWalk node2vec with ``p = q = 1``). Defaults follow the
 KernelNE paper's comparison (docs/METHOD.md §13): 80 walks per node, length 10, window 10, d = 128,
 5 negatives. Deviations from the originals: DeepWalk's reference code used hierarchical softmax;
@@ -30,11 +30,11 @@ import numpy as np
 from gensim.models import Word2Vec
 
 from kernelne.baselines._base import BaselineEmbedding
-from kernelne.estimator import check_int_params, check_workers
-from kernelne.graph import Graph
+from kernelne.engine.sampling import seed_to_uint64
+from kernelne.engine.walks import random_walks
+from kernelne.graphs.graph import Graph
+from kernelne.model.estimator import check_int_params, check_workers
 from kernelne.parallel import resolve_workers
-from kernelne.sampling import seed_to_uint64
-from kernelne.walks import random_walks
 
 
 class _Sentences:

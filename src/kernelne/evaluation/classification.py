@@ -30,7 +30,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from kernelne.errors import InputError
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
-from kernelne.graph import iter_records, map_ids
+from kernelne.graphs.graph import iter_records, map_ids
 from kernelne.outputs import cap_jobs
 from kernelne.parallel import die_with_parent
 

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from kernelne.errors import InputError
-from kernelne.graph import Graph, load_graph
+from kernelne.graphs.graph import Graph, load_graph
 from kernelne.outputs import atomic_path
 
 FORMAT_VERSION = 1

@@ -35,7 +35,7 @@ _PER_RUN = {"workers", "random_state", "verbose"}
 # model did before they existed (tested bit for bit): left out of cache keys at that value, so
 # adding an option keeps every cached result; any other value is part of the key.
 # negative_pool "auto" is 0 (negatives per pair) on every graph of the paper (all far below
-# kernelne.trainer.POOL_FROM_NODES nodes).
+# kernelne.engine.trainer.POOL_FROM_NODES nodes).
 OFF_VALUES: dict[str, Any] = {"loss": "squared", "window_shrink": False, "subsample": 0.0,
                               "negative_pool": "auto"}
 
@@ -65,7 +65,7 @@ def write_default_config(path: str | Path) -> None:
 def model_defaults(model: str) -> dict[str, Any]:
     """Constructor parameters of ``model`` (KernelNE or a baseline) and their defaults."""
     if model == "kernelne":
-        from kernelne.model import KernelNE
+        from kernelne.model.kernelne import KernelNE
 
         # the paper's setting and rows as trained: the reproduction's defaults
         return {**KernelNE().get_params(), "setting": "given", "normalize": "none"}

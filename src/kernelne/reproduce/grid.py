@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelne.datasets import load_manifest
 from kernelne.errors import InputError
 from kernelne.evaluation.heuristics import KATZ_BETA, KATZ_LENGTH
+from kernelne.graphs.datasets import load_manifest
 from kernelne.reproduce.cache import file_sha256, make_key
 from kernelne.reproduce.config import Config, key_params
 

@@ -21,13 +21,13 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
-from kernelne.datasets import Dataset, load_dataset, load_single_labels
 from kernelne.errors import FIT_ERRORS, InputError, failure_reason
 from kernelne.evaluation.classification import default_classifier, score_split_rules
 from kernelne.evaluation.heuristics import evaluate_heuristics
 from kernelne.evaluation.linkpred import evaluate_link_prediction
 from kernelne.evaluation.splits import LinkSplit, make_link_split
-from kernelne.graph import Graph
+from kernelne.graphs.datasets import Dataset, load_dataset, load_single_labels
+from kernelne.graphs.graph import Graph
 from kernelne.outputs import cap_jobs
 from kernelne.parallel import dask_client, die_with_parent
 from kernelne.reproduce.cache import Cache
@@ -46,7 +46,7 @@ from kernelne.reproduce.grid import (
 def make_model(model: str, params: dict[str, Any], seed: int, workers: int | None):
     """An unfitted estimator: KernelNE or a baseline."""
     if model == "kernelne":
-        from kernelne.model import KernelNE
+        from kernelne.model.kernelne import KernelNE
 
         return KernelNE(**params, random_state=seed, workers=workers)
     from kernelne.baselines import make_method

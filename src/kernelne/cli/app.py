@@ -1,0 +1,419 @@
+"""The ``kernelne`` command: ``embed``, ``update``, ``demo`` and the evaluation subcommands.
+
+Every subcommand answers ``--help``. Bad input ends with one line ``kernelne: error: ...``
+naming the file, line and problem, exit status 2 and no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+
+from kernelne.cli.grammar import HelpFormatter, add_command, output_or_positional, seed_value
+from kernelne.cli.options import (
+    OPTION_PARAMS,
+    add_graph_input_options,
+    add_model_options,
+    add_partition_options,
+    check_model_options,
+    check_options_on_graph,
+    describe_fit,
+    model_from_args,
+    read_input_graph,
+    report_graph,
+)
+from kernelne.errors import InputError, TrainingError
+from kernelne.memory import peak_memory_mb
+from kernelne.parallel import dask_client
+
+
+def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
+    """A note for every model option set on the command line that the method ignores."""
+    defaults = vars(build_parser().parse_args(["embed", "-", "-o", "-"]))
+    for dest, param in OPTION_PARAMS.items():
+        if getattr(args, dest) != defaults[dest] and param not in accepted:
+            flag = "--" + dest.replace("_", "-")
+            print(f"kernelne: note: {flag} is not used by --method {args.method}",
+                  file=sys.stderr)
+
+
+OUTPUT_HELP = ("output file: .npz (vectors and node ids), .npy (NumPy; ids other than 0..n-1 "
+               "in NAME.nodes.txt beside it), or word2vec text for any other suffix (- for "
+               "standard output)")
+
+
+def _wrote(output: str) -> str:
+    """The summary's name of the embedding output, with its ids sidecar if one was written."""
+    from kernelne.embedding_io import is_npy, nodes_sidecar
+
+    if output != "-" and is_npy(output) and nodes_sidecar(output).exists():
+        return f"{output} (+ {nodes_sidecar(output)}, the node ids)"
+    return _shown(output)
+
+
+def _summary_stream(args: argparse.Namespace):
+    """Standard output, unless the embedding goes there (``-o -``): then standard error."""
+    return sys.stderr if args.output == "-" else sys.stdout
+
+
+def _shown(output: str) -> str:
+    return "standard output" if output == "-" else output
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    from kernelne.embedding_io import check_embedding_output, save_embedding
+
+    check_embedding_output(args.output, [args.input])
+    if args.method == "kernelne":
+        check_model_options(args)
+    if args.model_out is not None:
+        if args.method != "kernelne":
+            raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
+        check_distinct_outputs(args.output, args.model_out, [args.input])
+    start = time.perf_counter()
+    graph = read_input_graph(args)
+    load_seconds = time.perf_counter() - start
+    report_graph(graph)
+    if args.method == "kernelne":
+        check_options_on_graph(args, graph)
+        model = model_from_args(args, verbose=not args.quiet)
+    else:
+        from kernelne.baselines import make_method, method_params
+
+        shared = dict(
+            dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
+            window=args.window, negatives=args.negatives, p=args.p, q=args.q,
+            epochs=args.epochs, workers=args.workers, random_state=args.seed,
+            verbose=not args.quiet,
+        )
+        report_unused_options(args, set(method_params(args.method)))
+        model = make_method(args.method, ignore_unknown=True, **shared)
+    if args.scheduler is not None and (args.method != "kernelne" or args.partitions < 2):
+        raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
+                         "(P >= 2)")
+    with rows_on_disk(model):
+        if args.scheduler is not None:
+            with dask_client(args.scheduler) as client:
+                model.fit(graph, client=client)
+        else:
+            model.fit(graph)
+        save_embedding(args.output, model.embedding_, graph.nodes)
+        if args.model_out is not None:
+            save_model_or_undo(model, args.model_out, args.output)
+    if not args.quiet:
+        out = _summary_stream(args)
+        seconds = time.perf_counter() - start
+        if args.method == "kernelne":
+            print(describe_fit(model, graph, seconds, load_seconds), file=out)
+        else:
+            print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
+                  f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB", file=out)
+        print(f"wrote      {_wrote(args.output)}", file=out)
+        if args.model_out is not None:
+            print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
+    return 0
+
+
+@contextlib.contextmanager
+def rows_on_disk(model):
+    """For a partitioned fit without ``--partition-dir``: a temporary partition folder for
+    the enclosed block (removed after it), so that the fitted rows stay memory-mapped in it
+    until they are written (a fit in a temporary folder of its own reads them into memory:
+    the whole model, which a partitioned fit may be too large for)."""
+    if int(getattr(model, "partitions", 1)) < 2 or model.partition_dir is not None:
+        yield
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kernelne-parts-") as folder:
+        model.partition_dir = folder
+        try:
+            yield
+        finally:
+            model.partition_dir = None
+
+
+def save_model_or_undo(model, model_out: str, output: str) -> None:
+    """Save ``model`` to ``model_out``; if that fails, remove the embedding ``output`` this
+    run wrote, so that a run leaves both files or neither."""
+    try:
+        model.save_model(model_out)
+    except BaseException as exc:
+        if output == "-":
+            raise
+        with contextlib.suppress(OSError):
+            os.unlink(output)
+        undone = f"(the embedding {output} was removed too)"
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write {model_out}: {exc.strerror or exc} {undone}") from None
+        if isinstance(exc, InputError):
+            raise InputError(f"{exc} {undone}") from None
+        raise
+
+
+def check_distinct_outputs(output, model_out, inputs) -> None:
+    """Check the model file output like the embedding output, and that they differ."""
+    from kernelne.outputs import check_output_path
+
+    if not str(model_out).endswith(".npz"):
+        raise InputError("the model file must end in .npz", model_out)
+    check_output_path(model_out, inputs)
+    if output != "-" and os.path.realpath(output) == os.path.realpath(model_out):
+        raise InputError("--model-out is the embedding output (-o): choose another path",
+                         model_out)
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from kernelne.embedding_io import check_embedding_output, save_embedding
+    from kernelne.model.kernelne import KernelNE
+
+    check_embedding_output(args.output, [args.model, args.input])
+    if args.model_out is not None:
+        check_distinct_outputs(args.output, args.model_out, [args.model, args.input])
+    start = time.perf_counter()
+    model = KernelNE.load_model(args.model)
+    if args.workers is not None:
+        model.set_params(workers=args.workers)
+    if args.seed is not None:
+        model.set_params(random_state=args.seed)
+    graph = read_input_graph(args)
+    report_graph(graph)
+    model.partial_fit(graph, touched_rate=args.touched_rate)
+    save_embedding(args.output, model.embedding_, model.nodes_)
+    if args.model_out is not None:
+        save_model_or_undo(model, args.model_out, args.output)
+    if not args.quiet:
+        seconds = time.perf_counter() - start
+        print(f"graph      {graph.summary()}\n"
+              f"nodes      {len(model.new_nodes_):,} new, {len(model.relearned_nodes_):,} "
+              "relearned (no edge when fitted), "
+              f"{len(model.touched_nodes_):,} touched "
+              f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; every "
+              "other row kept as it was\n"
+              f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
+              + (" and the touched ones" if args.touched_rate > 0 else "") + "\n"
+              f"pairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
+              f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB\n"
+              f"wrote      {_wrote(args.output)}", file=_summary_stream(args))
+        if args.model_out is not None:
+            print(f"wrote      {args.model_out} (model file)", file=_summary_stream(args))
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from kernelne.graphs.npz import save_graph
+    from kernelne.outputs import check_output_path
+
+    args.output = output_or_positional(args, "kernelne convert GRAPH", "FILE.npz")
+
+    if not str(args.output).endswith(".npz"):
+        raise InputError("the output of convert must end in .npz", args.output)
+    check_output_path(args.output, [args.input])
+    start = time.perf_counter()
+    graph = read_input_graph(args)
+    report_graph(graph)
+    save_graph(graph, args.output)
+    print(f"graph      {graph.summary()}\ntime       {time.perf_counter() - start:.1f} s, "
+          f"peak memory {peak_memory_mb():.0f} MiB\nwrote      {args.output}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from kernelne.cli.demo import run_demo
+
+    return run_demo(args)
+
+
+FIRST_COMMANDS = ["kernelne demo",
+                  "kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
+                  "kernelne embed --help"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kernelne`` argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="kernelne", description="Kernel node embeddings: learn, evaluate, reproduce.",
+        formatter_class=HelpFormatter,
+        epilog="first commands:\n" + "\n".join(f"  {line}" for line in FIRST_COMMANDS),
+    )
+    parser.add_argument("--version", action="version", version=f"kernelne {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _register_embed(sub)
+    _register_update(sub)
+    _register_convert(sub)
+    _register_demo(sub)
+    for register in _extensions():
+        register(sub)
+    return parser
+
+
+def _register_embed(sub) -> None:
+    embed = add_command(sub, "embed", help="learn node embeddings of a graph",
+                        description="Learn node embeddings of a graph and write them.",
+                        example="kernelne embed examples/karate.edgelist -o karate.npy --seed 0")
+    embed.add_argument("input", metavar="GRAPH",
+                       help="edge list (.txt/.csv/.gz, 'u v [w]' per line), .mat or .npz")
+    embed.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help=OUTPUT_HELP)
+    add_graph_input_options(embed)
+    embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    embed.add_argument("--method", default="kernelne",
+                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
+                       help="embedding method (baselines take the shared options: --dim, walk "
+                       "options, -p/-q, --epochs, --workers, --seed)")
+    embed.add_argument("--model-out", default=None, metavar="MODEL.npz",
+                       help="also save the fitted model (for `kernelne update`)")
+    add_model_options(embed)
+    add_partition_options(embed)
+    embed.set_defaults(func=cmd_embed)
+
+
+def _register_update(sub) -> None:
+    update = add_command(
+        sub, "update", help="embed the new nodes of a grown graph without retraining",
+        description="Load a model saved by `embed --model-out`, read the grown graph (old "
+        "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
+        "frozen; write the embedding of the whole graph.",
+        example=["kernelne embed examples/karate.edgelist -o karate.npy --model-out "
+                 "karate.model.npz --seed 0",
+                 "kernelne update karate.model.npz examples/karate.edgelist -o karate2.npy"])
+    update.add_argument("model", metavar="MODEL.npz",
+                        help="model file written by `kernelne embed --model-out`")
+    update.add_argument("input", metavar="GRAPH",
+                        help="the grown graph: edge list (.txt/.csv/.gz), .mat or .npz")
+    update.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help=OUTPUT_HELP)
+    update.add_argument("--model-out", default=None, metavar="MODEL.npz",
+                        help="also save the updated model")
+    update.add_argument("--touched-rate", type=float, default=0.0, metavar="RATE",
+                        help="learning-rate multiplier of old nodes with new edges (0: "
+                        "frozen; every old row stays exactly as it was)")
+    add_graph_input_options(update)
+    update.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="threads (default: the model's setting)")
+    update.add_argument("--seed", type=seed_value, default=None, metavar="N",
+                        help="random seed (default: the model's)")
+    update.add_argument("--quiet", action="store_true", help="no summary")
+    update.set_defaults(func=cmd_update)
+
+
+def _register_convert(sub) -> None:
+    convert = add_command(
+        sub, "convert", help="write a graph in the binary .npz format (fast to load)",
+        description="Read a graph (edge list, .mat, ...) once and write it as .npz, which "
+        "every command reads in a fraction of the time.",
+        example="kernelne convert examples/karate.edgelist -o karate.npz")
+    convert.add_argument("input", metavar="GRAPH", help="edge list (.txt/.csv/.gz) or .mat")
+    convert.add_argument("legacy_output", nargs="?", default=None, help=argparse.SUPPRESS)
+    convert.add_argument("-o", "--output", default=None, metavar="FILE.npz",
+                         help="output .npz file (required)")
+    add_graph_input_options(convert)
+    convert.set_defaults(func=cmd_convert)
+
+
+def _register_demo(sub) -> None:
+    demo = add_command(sub, "demo", help="embed a built-in graph and show how well groups "
+                       "separate", description="Embed a seeded planted-partition graph (no "
+                       "download) and report how well the embedding recovers its groups.",
+                       example="kernelne demo --seed 0")
+    add_model_options(demo)
+    demo.set_defaults(func=cmd_demo)
+
+
+def _version() -> str:
+    from kernelne import __version__
+
+    return __version__
+
+
+def _extensions() -> list[Callable]:
+    """Subcommands defined next to the code they run (evaluation, baselines, reproduce)."""
+    found = []
+    for module, attr in [("kernelne.cli.evaluate", "register"),
+                         ("kernelne.cli.reproduce", "register"),
+                         ("kernelne.tune.search", "register"),
+                         ("kernelne.evaluation.plot", "register"),
+                         ("kernelne.graphs.datasets", "register"),
+                         ("kernelne.graphs.generators", "register"),
+                         ("kernelne.cli.docs", "register")]:
+        try:
+            mod = __import__(module, fromlist=[attr])
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("kernelne"):
+                continue
+            raise
+        found.append(getattr(mod, attr))
+    return found
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one ``kernelne: warning: ...`` line (no source location)."""
+    print(f"kernelne: warning: {message}", file=sys.stderr)
+
+
+#: exit status when standard output is closed early (``kernelne embed G -o - | head``): the
+#: shells' 128 + SIGPIPE, as for a program that the signal ended
+BROKEN_PIPE_STATUS = 141
+
+
+def _closed_pipe() -> int:
+    """Standard output's reader has gone: point standard output at the null device (so that
+    flushing it at exit raises nothing) and end quietly with :data:`BROKEN_PIPE_STATUS`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a captured stream)
+        pass
+    return BROKEN_PIPE_STATUS
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that partial outputs are cleaned up."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
+        args = build_parser().parse_args(argv)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
+    except InputError as exc:
+        print(f"kernelne: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # an impossible parameter combination
+        print(f"kernelne: error: {exc}", file=sys.stderr)
+        return 2
+    except TrainingError as exc:
+        print(f"kernelne: error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:
+        print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",
+              file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return _closed_pipe()
+    except KeyboardInterrupt:
+        print("kernelne: interrupted", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print("kernelne: terminated", file=sys.stderr)
+        return 143
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""The dataset-folder format, the paper's seven networks shipped with the package, and
+node-label files.
+
+A data folder holds ``NAME.edges.gz`` (``u v`` per line, dense ids), optionally
+``NAME.labels.gz`` (``node label`` per (node, label) pair) and ``NAME.label_fractions.gz``
+(``node label fraction``: each node's share per label), and a ``MANIFEST.json`` that gives
+each network's node count, source, checksums and transformation. The package ships one
+(``kernelne/data``: the paper's seven networks, read with :mod:`importlib.resources`). The
+folder used is ``--data-dir`` if given, else the environment variable ``KERNELNE_DATA`` if set,
+else the packaged one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from kernelne.errors import InputError
+from kernelne.graphs.graph import Graph, is_canonical_int, iter_records, read_edgelist
+
+DATA_ENV = "KERNELNE_DATA"
+
+
+def packaged_data_dir() -> Path:
+    """The folder of the networks shipped inside the package (``kernelne/data``)."""
+    folder = resources.files("kernelne") / "data"
+    if not isinstance(folder, Path) or not (folder / "MANIFEST.json").is_file():
+        raise InputError(  # e.g. a zipped install, or a source tree without its data
+            f"the packaged data folder is missing ({folder}): pass --data-dir or set {DATA_ENV}"
+        )
+    return folder
+
+
+def find_data_dir(data_dir: str | Path | None = None) -> Path:
+    """The data folder to use: ``data_dir``, else ``$KERNELNE_DATA``, else the packaged one.
+
+    :class:`InputError` if the folder chosen holds no ``MANIFEST.json``.
+    """
+    if data_dir is not None:
+        path = Path(data_dir)
+        if not (path / "MANIFEST.json").is_file():
+            raise InputError("not a data folder (no MANIFEST.json inside)", path)
+        return path
+    if os.environ.get(DATA_ENV):
+        path = Path(os.environ[DATA_ENV])
+        if not (path / "MANIFEST.json").is_file():
+            raise InputError(f"not a data folder (no MANIFEST.json inside; set by {DATA_ENV}: "
+                             "unset it to use the packaged networks)", path)
+        return path
+    return packaged_data_dir()
+
+
+@dataclass
+class Dataset:
+    """A network of the data folder: its graph, its labels (if any) and its manifest entry.
+
+    Returned by :func:`kernelne.load_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        The network's name, e.g. ``"cora"``.
+    graph : Graph
+        The graph (dense integer ids ``0..n-1``, isolated nodes included).
+    labels : scipy.sparse.csr_matrix or None
+        The ``n x K`` boolean label matrix, or None for an unlabelled network.
+    info : dict
+        The network's ``MANIFEST.json`` entry: node count, source, checksums and
+        transformation.
+    """
+
+    name: str
+    graph: Graph
+    labels: sp.csr_matrix | None
+    info: dict
+
+
+def load_manifest(data_dir: str | Path | None = None) -> dict:
+    path = find_data_dir(data_dir) / "MANIFEST.json"
+    try:
+        return json.loads(path.read_text())
+    except ValueError as exc:
+        raise InputError(f"cannot parse JSON ({exc})", path) from None
+
+
+def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
+    """Load a network of the data folder, with its labels if it has any.
+
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"cora"``; the package
+        ships the paper's seven (``kernelne datasets`` lists them).
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+
+    Returns
+    -------
+    Dataset
+        ``name``, ``graph`` (a :class:`Graph`), ``labels`` (an ``n x K`` boolean CSR matrix,
+        or None for an unlabelled network) and ``info`` (its manifest entry).
+
+    Raises
+    ------
+    InputError
+        An unknown name (the message lists the known ones), or a folder without
+        ``MANIFEST.json``.
+
+    Examples
+    --------
+    >>> from kernelne import load_dataset
+    >>> cora = load_dataset("cora")  # doctest: +SKIP
+    >>> cora.graph.summary(), cora.labels.shape  # doctest: +SKIP
+    ('2,708 nodes, 5,278 edges (undirected)', (2708, 7))
+    """
+    folder = find_data_dir(data_dir)
+    manifest = load_manifest(folder)
+    if name not in manifest:
+        raise InputError(f"unknown dataset {name!r} (have: {', '.join(manifest)})", folder)
+    info = manifest[name]
+    graph = read_edgelist(folder / f"{name}.edges.gz", n_nodes=int(info["nodes"]))
+    label_path = folder / f"{name}.labels.gz"
+    labels = read_labels(label_path, graph) if label_path.is_file() else None
+    return Dataset(name, graph, labels, info)
+
+
+def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | None = None):
+    """Read ``node label`` pairs into an ``n x K`` boolean CSR label matrix.
+
+    Label tokens are mapped to ``0..K-1`` (integers keep their order). A node may have several
+    labels (one line each); nodes without a line have an empty row.
+
+    Parameters
+    ----------
+    path : str or Path
+        A text file of ``node label`` lines (gzip allowed; ``#`` and ``%`` comments).
+    graph : Graph, optional
+        The graph whose node ids (``graph.nodes``, the user's ids) the file's node ids are
+        looked up in; its node count is the matrix's row count.
+    n_nodes : int, optional
+        Without a graph: the node ids must be the integers ``0..n_nodes-1``; default the
+        largest id plus 1.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, K), dtype bool
+        Row ``i`` holds the labels of dense node ``i``.
+
+    Raises
+    ------
+    InputError
+        A malformed line, a node not in the graph (or outside ``0..n_nodes-1``), or an empty
+        file; the message names the file and the line.
+    """
+    rows: list[int] = []
+    tokens: list[str] = []
+    for lineno, fields in iter_records(path):
+        if len(fields) != 2:
+            raise InputError(f"expected 2 fields (node label), found {len(fields)}", path, lineno)
+        node = fields[0]
+        if graph is not None:
+            try:
+                if graph.nodes.dtype.kind in "iu" and not is_canonical_int(node):
+                    raise KeyError(node)  # "007" is not node 7 (the graph readers' id rule)
+                key: object = int(node) if graph.nodes.dtype.kind in "iu" else node
+                rows.append(graph.index_of(key))
+            except (KeyError, ValueError):
+                raise InputError(f"node {node!r} is not in the graph", path, lineno) from None
+        else:
+            try:
+                rows.append(int(node))
+            except ValueError:
+                raise InputError(f"node id {node!r} is not an integer", path, lineno) from None
+            if n_nodes is not None and not 0 <= rows[-1] < n_nodes:
+                raise InputError(f"node id {node} outside 0..{n_nodes - 1}", path, lineno)
+        tokens.append(fields[1])
+    if not rows:
+        raise InputError("no labels found (empty file)", path)
+    try:
+        values = np.array([int(t) for t in tokens])
+    except ValueError:
+        values = np.array(tokens, dtype=object)
+    _, cols = np.unique(values, return_inverse=True)
+    n = graph.n_nodes if graph is not None else (n_nodes or max(rows) + 1)
+    data = np.ones(len(rows), dtype=bool)
+    matrix = sp.csr_matrix((data, (np.array(rows), cols)), shape=(n, int(cols.max()) + 1))
+    matrix.sum_duplicates()
+    matrix.data[:] = True
+    return matrix
+
+
+def read_label_fractions(path: str | Path, n_nodes: int) -> sp.csr_matrix:
+    """Read ``node label fraction`` lines (dense integer ids and labels) into an
+    ``n_nodes x K`` float CSR matrix."""
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[float] = []
+    for lineno, fields in iter_records(path):
+        if len(fields) != 3:
+            raise InputError(f"expected 3 fields (node label fraction), found {len(fields)}",
+                             path, lineno)
+        try:
+            node, label, fraction = int(fields[0]), int(fields[1]), float(fields[2])
+        except ValueError:
+            raise InputError("node and label must be integers, fraction a number",
+                             path, lineno) from None
+        if not 0 <= node < n_nodes or label < 0:
+            raise InputError(f"node {node} outside 0..{n_nodes - 1} or negative label",
+                             path, lineno)
+        rows.append(node)
+        cols.append(label)
+        values.append(fraction)
+    if not rows:
+        raise InputError("no label fractions found (empty file)", path)
+    shape = (n_nodes, max(cols) + 1)
+    return sp.csr_matrix((np.array(values), (np.array(rows), np.array(cols))), shape=shape)
+
+
+def single_labels(fractions: sp.csr_matrix) -> sp.csr_matrix:
+    """Each node's largest-fraction label (ties: the lowest label) as a bool CSR matrix;
+    nodes without any fraction keep an empty row."""
+    dense = fractions.toarray()
+    labelled = np.flatnonzero(fractions.getnnz(axis=1) > 0)
+    best = dense[labelled].argmax(axis=1)
+    return sp.csr_matrix((np.ones(len(labelled), dtype=bool), (labelled, best)),
+                         shape=fractions.shape)
+
+
+def load_single_labels(name: str, data_dir: str | Path | None = None) -> sp.csr_matrix:
+    """The single-label variant of network ``name``: the argmax of
+    ``NAME.label_fractions.gz`` per node (as the data folder's README describes)."""
+    folder = find_data_dir(data_dir)
+    n_nodes = int(load_manifest(folder)[name]["nodes"])
+    return single_labels(read_label_fractions(folder / f"{name}.label_fractions.gz", n_nodes))
+
+
+def describe_datasets(data_dir: str | Path | None = None) -> list[dict]:
+    """One row per network of the data folder's manifest: name, nodes, edges, labels (count,
+    ``"-"`` if unlabelled, ``"multi"`` noted), components and source."""
+    rows = []
+    for name, info in load_manifest(data_dir).items():
+        n_labels = info.get("labels")
+        if not n_labels:
+            labels = "-"
+        else:
+            multi = info.get("multi_labelled_nodes", 0)
+            labels = f"{n_labels} (multi)" if multi else str(n_labels)
+        source = info.get("source") or {}
+        origin = Path(source.get("path", "")).name
+        if source.get("repo"):
+            origin = f"{origin} ({source['repo']})" if origin else source["repo"]
+        rows.append({"name": name, "nodes": int(info["nodes"]), "edges": int(info["edges"]),
+                     "labels": labels, "components": info.get("components", ""),
+                     "source": origin or "-"})
+    return rows
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    folder = find_data_dir(args.data_dir)
+    if args.path:
+        print(folder)
+        return 0
+    rows = describe_datasets(folder)
+    header = ["name", "nodes", "edges", "labels", "components", "source"]
+    cells = [header] + [
+        [r["name"], f"{r['nodes']:,}", f"{r['edges']:,}", r["labels"], f"{r['components']:,}"
+         if isinstance(r["components"], int) else str(r["components"]), r["source"]]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = {"nodes", "edges", "components"}
+    for row in cells:
+        print("  ".join(c.rjust(w) if h in right else c.ljust(w)
+                        for c, w, h in zip(row, widths, header, strict=True)).rstrip())
+    print(f"folder: {folder} (format, sources and transformations: README.md, MANIFEST.json)")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``datasets`` to the ``kernelne`` CLI."""
+    from kernelne.cli.grammar import add_command
+
+    p = add_command(
+        subparsers, "datasets",
+        help="list the networks of the data folder (the paper's seven, shipped)",
+        example="kernelne datasets",
+        description="List the networks of the data folder with their statistics: by default "
+        f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
+                   "packaged networks)")
+    p.add_argument("--path", action="store_true",
+                   help="print the data folder's path only (e.g. $(kernelne datasets --path))")
+    p.set_defaults(func=cmd_datasets)

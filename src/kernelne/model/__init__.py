@@ -1,0 +1,21 @@
+"""The scikit-learn surface: the :class:`~kernelne.model.kernelne.KernelNE` estimator and what
+it is made of.
+
+``kernelne`` (the estimator), ``estimator`` (the base shared with the baselines),
+``auto_setting`` (the setting read from the graph and the output scale), ``kernel_choice``
+(kernel weights chosen on held-out edges), ``update`` (new nodes without retraining) and
+``model_file`` (saved models). It may import the engine, the partitioned driver, the graphs,
+the evaluation and the base modules; never the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KernelNE":  # the path of 0.2.0, ``kernelne.model.KernelNE``
+        from kernelne.model.kernelne import KernelNE
+
+        return KernelNE
+    raise AttributeError(f"module 'kernelne.model' has no attribute {name!r}")

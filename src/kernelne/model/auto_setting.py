@@ -1,0 +1,207 @@
+"""The setting ``KernelNE(setting="auto")`` chooses from the graph, and the scale of its rows.
+
+**The setting.** On sparse graphs the paper's setting (Gaussian kernel, squared loss, every
+context in the window weighted 1) is within noise of the best of ``kernelne tune``'s seven
+defaults; on dense graphs the wide Gaussian's rows collapse onto a shell, which the robust
+restart test (:mod:`kernelne.engine.robust`) sees after 5% of the run, and the Schoenberg kernel
+with
+shrinking windows (:data:`DENSE_SETTING`) is then far ahead. So an automatic fit starts with
+the paper's setting and, if the restart test finds the shell, restarts with the dense setting
+instead of a narrower Gaussian: the evidence is the test's own figures (offset ratio and
+neighbour AUC of the rows), read from the graph itself without labels. A restart costs the 5%
+of the run before it, as a narrowing restart does; a fit whose test finds no shell costs
+nothing more. If the dense setting's rows form a shell too, its kernel is narrowed as usual.
+
+The choice applies only when the parameters it sets are left at their defaults
+(:func:`chooses`); ``setting="given"`` always uses the parameters as given. A partitioned fit
+uses them as given.
+
+**The scale.** With ``normalize="auto"`` the rows (``embedding_`` and ``context_embedding_``)
+are multiplied by one factor ``s`` (``output_scale_``) so that the median row norm of
+``embedding_`` is :data:`OUTPUT_NORM`. One factor for all rows keeps the geometry: distances
+and inner products scale by ``s`` and ``s^2``, cosines and nearest neighbours, k-means
+clusters and every ranking are unchanged; the trained kernel's values are those of the rows
+divided by ``s``. What changes is how hard an L2-regularised linear model (logistic
+regression at ``C = 1``, the paper's protocol) shrinks its weights: scaling the rows by ``s``
+is the same as scaling ``C`` by ``s^2``. The dense setting's rows have a median norm of about
+0.6 as trained (regularised as if ``C`` were about 17 times smaller than at 2.5), the paper's
+setting's 1.5-1.9 on sparse graphs. 2.5 was chosen on Cora, CiteSeer and three planted
+partitions as the norm at which C = 1 comes closest to C chosen per split in the worst case,
+at d = 128 (docs/QUALITY.md, "The output scale").
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+#: ``KernelNE(setting=...)``: choose from the graph, or use the parameters as given
+SETTINGS = ("auto", "given")
+#: ``KernelNE(normalize=...)``: rescale the rows to :data:`OUTPUT_NORM`, or keep them as trained
+NORMALIZE = ("auto", "none")
+#: the parameters an automatic fit switches to when the restart test finds the shell
+DENSE_SETTING: dict[str, Any] = {"kernel": "schoenberg", "window_shrink": True}
+#: the parameters that must be at their defaults for the automatic choice to apply
+CHOICE_DEFAULTS: dict[str, Any] = {"kernel": "gauss", "sigma": math.sqrt(2.0), "kernels": None,
+                                   "loss": "squared", "window_shrink": False,
+                                   "beta_select": "train"}
+#: median row norm of ``embedding_`` with ``normalize="auto"``
+OUTPUT_NORM = 2.5
+#: rows the median norm is estimated from (a seeded sample on larger graphs)
+NORM_SAMPLE = 100_000
+
+
+def chooses(model) -> bool:
+    """Whether ``model``'s fit may switch to :data:`DENSE_SETTING`.
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+
+    Returns
+    -------
+    bool
+        ``setting="auto"``, the robust restart on, a fit in memory (``partitions=1``), and
+        every parameter of :data:`CHOICE_DEFAULTS` at its default.
+    """
+    if model.setting != "auto" or not model.robust or int(model.partitions) > 1:
+        return False
+    for name, default in CHOICE_DEFAULTS.items():
+        value = getattr(model, name)
+        if default is None or isinstance(default, str):
+            same = value is None if default is None else (isinstance(value, str)
+                                                          and value == default)
+        elif isinstance(default, float):
+            same = isinstance(value, (int, float)) and math.isclose(value, default)
+        else:
+            same = isinstance(value, (bool, np.bool_)) and bool(value) == default
+        if not same:
+            return False
+    return True
+
+
+def fitted_params(model):
+    """The parameters ``model``'s rows were trained with: the estimator's, or a copy with
+    ``setting_["params"]`` applied when an automatic fit switched (for training more rows
+    against them, :func:`kernelne.model.update.partial_fit`).
+
+    Parameters
+    ----------
+    model : KernelNE
+        A fitted estimator.
+
+    Returns
+    -------
+    KernelNE
+        ``model`` itself or the copy.
+    """
+    params = getattr(model, "setting_", {}).get("params")
+    return with_params(model, params) if params else model
+
+
+def with_params(model, params: dict[str, Any]):
+    """A shallow copy of ``model`` with ``params`` set: the parameters a run trains with (the
+    estimator's own stay as the user set them).
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+    params : dict
+        Parameter names and values, e.g. :data:`DENSE_SETTING`.
+
+    Returns
+    -------
+    KernelNE
+        The copy.
+    """
+    copied = copy.copy(model)
+    for name, value in params.items():
+        setattr(copied, name, value)
+    return copied
+
+
+def describe_setting(model, switched_at: dict | None, checked: bool) -> dict[str, Any]:
+    """``setting_``: the name of the setting a fit kept, its parameters and the evidence.
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+    switched_at : dict or None
+        The restart test that found the shell (a ``shell_checks_`` entry), None if none did.
+    checked : bool
+        Whether the restart test ran (it needs enough pairs and rows).
+
+    Returns
+    -------
+    dict
+        ``name`` ("paper", "dense" or "given"), ``params`` (those that differ from the
+        estimator's) and ``evidence`` (one sentence).
+    """
+    if switched_at is not None:
+        return {"name": "dense", "params": dict(DENSE_SETTING),
+                "evidence": (f"the restart test found the rows collapsing after "
+                             f"{switched_at['at_pairs']:,} pairs (offset ratio "
+                             f"{switched_at['offset_ratio']:.1f}, neighbour AUC "
+                             f"{switched_at['neighbour_auc']:.2f}), as on dense graphs")}
+    if chooses(model):
+        return {"name": "paper", "params": {},
+                "evidence": ("the restart test found no shell, as on sparse graphs" if checked
+                             else "too few pairs or rows for the restart test")}
+    why = ("setting='given'" if model.setting != "auto"
+           else "a partitioned fit" if int(model.partitions) > 1
+           else "no restart test (robust=False)" if not model.robust
+           else "kernel, loss or window_shrink set")
+    return {"name": "given", "params": {}, "evidence": f"the parameters as given ({why})"}
+
+
+def output_scale(A: np.ndarray, seed: int = 0) -> float:
+    """The factor that brings the median row norm of ``A`` to :data:`OUTPUT_NORM`.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, d)
+        The rows (a memory map is read in a sample of :data:`NORM_SAMPLE` rows).
+    seed : int, default 0
+        Seed of the sample.
+
+    Returns
+    -------
+    float
+        ``OUTPUT_NORM / median_i ||A_i||`` over the non-zero rows; 1.0 if every row is zero
+        or not finite.
+    """
+    n = len(A)
+    if n > NORM_SAMPLE:
+        rows = np.sort(np.random.default_rng(seed).choice(n, NORM_SAMPLE, replace=False))
+        A = A[rows]
+    norms = np.sqrt(np.einsum("ij,ij->i", A, A))  # no n x d temporary
+    norms = norms[np.isfinite(norms) & (norms > 0)]
+    if not len(norms):
+        return 1.0
+    return float(OUTPUT_NORM / np.median(norms))
+
+
+def scale_rows(A: np.ndarray, s: float, chunk: int = 65_536) -> None:
+    """Multiply ``A`` by ``s`` in place, ``chunk`` rows at a time (a memory map is never
+    read whole).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, d)
+        Writable rows (float32).
+    s : float
+        The factor.
+    chunk : int, default 65536
+        Rows per step.
+    """
+    factor = np.float32(s)
+    for lo in range(0, len(A), chunk):
+        A[lo:lo + chunk] *= factor
+    if hasattr(A, "flush"):
+        A.flush()

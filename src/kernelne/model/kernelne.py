@@ -1,0 +1,930 @@
+"""``KernelNE``: the estimator (scikit-learn conventions) that turns a graph into embeddings.
+
+Celikkanat & Malliaros, "Kernel Node Embeddings", GlobalSIP 2019; multiple kernels from
+Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.engine.walks`, the SGD from
+:mod:`kernelne.engine.trainer`, the kernels from :mod:`kernelne.engine.kernels`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from kernelne.engine.compiling import watch_compiling
+from kernelne.engine.diagnostics import (
+    check_finite,
+    embedding_health,
+    warn_if_collapsed,
+    warn_if_undertrained,
+)
+from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.robust import (
+    CHECKPOINT_PAIRS,
+    MAX_NARROWING,
+    NARROWING,
+    look_due,
+    shell_figures,
+)
+from kernelne.engine.rows import aligned_rows, check_row_memory, out_of_memory, uniform_rows
+from kernelne.engine.sampling import alias_table, seed_to_uint64
+from kernelne.engine.trainer import (
+    LOSSES,
+    Noise,
+    keep_probabilities,
+    kernel_arrays,
+    negative_pool_size,
+    train_settings,
+    train_walks,
+)
+from kernelne.engine.walks import WalkCorpus, count_visits
+from kernelne.errors import TrainingError
+from kernelne.graphs.graph import Graph
+from kernelne.model.auto_setting import (
+    DENSE_SETTING,
+    NORMALIZE,
+    SETTINGS,
+    chooses,
+    describe_setting,
+    output_scale,
+    scale_rows,
+    with_params,
+)
+from kernelne.model.estimator import EmbeddingEstimator, check_int_params, check_workers
+from kernelne.model.kernel_choice import fit_chosen, fixed_weights
+from kernelne.model.model_file import load_model, save_model
+from kernelne.model.update import partial_fit
+from kernelne.parallel import numba_threads
+from kernelne.partitioned.driver import fit_partitioned, remove_folder
+
+# The learned weights go winner-take-all (see KernelNE): a narrow kernel fits the squared loss
+# fastest and takes the weight, so the dictionary holds none narrower than a good single one.
+# Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
+# at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
+BETA_UPDATES = ("projected", "simplex")
+DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
+# integer settings and their least value (rounds may also be None; workers: check_workers)
+INT_PARAMS = {"dim": 1, "walks_per_node": 1, "walk_length": 1, "window": 1, "negatives": 0,
+              "epochs": 1, "partitions": 1, "rounds": 1, "chunk_walks": 1}
+
+
+class KernelNE(EmbeddingEstimator):
+    """Kernel node embeddings learned from random walks by SGD with negative sampling.
+
+    Celikkanat & Malliaros, "Kernel Node Embeddings" (GlobalSIP 2019) for one kernel;
+    MKernelNE (Celikkanat, Shen & Malliaros, TKDE 2022) for a learned combination of kernels.
+    The paper's symbol of each parameter is given in brackets.
+
+    Parameters
+    ----------
+    kernel : {"gauss", "schoenberg", "linear", "multi"}, default "gauss"
+        The kernel: Gaussian, Schoenberg, ``"linear"`` (the "NE" ablation, no kernel) or
+        ``"multi"`` (a learned non-negative combination of ``kernels``).
+    sigma : float, default sqrt(2)
+        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``; the default
+        ``sqrt(2)`` is sigma^2 = 2. The authors' code's width is ``sigma_code = sigma /
+        sqrt(2)``.
+    alpha : float, default 1.0
+        Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
+    kernels : list of str, optional
+        The dictionary for ``kernel="multi"``, e.g. ``["gauss:1", "sch:2"]`` (``gauss:SIGMA``,
+        ``sch:ALPHA``). None: :data:`~kernelne.model.kernelne.DEFAULT_DICTIONARY`.
+    dim : int, default 128
+        Embedding dimension [d].
+    walks_per_node : int, default 80
+        Walks started from every node [N]: with ``walk_length``, the size of the walk corpus.
+    walk_length : int, default 10
+        Nodes per walk [L].
+    window : int, default 10
+        Context window [gamma].
+    negatives : int, default 5
+        Negative samples per (center, context) pair [k].
+    lr : float, default 0.025
+        Initial learning rate [eta], decayed linearly down to ``min_lr``.
+    min_lr : float, default 1e-4
+        Floor of the linearly decaying learning rate.
+    reg : float, default 0.01
+        L2 penalty on the updated embedding rows [lambda].
+    beta_reg : float, default 0.01
+        L2 penalty on the kernel weights (``kernel="multi"`` only) [lambda_beta].
+    p : float, default 1.0
+        node2vec's return parameter (``p = q = 1``: uniform walks).
+    q : float, default 1.0
+        node2vec's in-out parameter.
+    epochs : int, default 1
+        Passes over the walk corpus.
+    workers : int, optional
+        Threads; None uses all cores.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        ``None`` (fresh entropy), an integer seed >= 0, or a NumPy random state or generator
+        (each fit draws its seed from it), as :func:`sklearn.utils.check_random_state`. With
+        an integer seed and ``workers=1`` a fit is bit-for-bit reproducible; with more threads
+        the lock-free updates race, so results vary slightly from run to run.
+    keep_walks : bool, default False
+        Keep the walk corpus in memory (``walks_``) instead of streaming it.
+    chunk_walks : int, default 8192
+        Walks generated and trained per chunk.
+    verbose : bool, default False
+        Show a progress bar.
+    beta_update : {"projected", "simplex"}, default "projected"
+        The step on MKernelNE's kernel weights: ``"projected"`` is the paper's, with the
+        weights kept >= 0; ``"simplex"`` keeps the weights on the simplex with an
+        exponentiated-gradient (mirror-descent) step (see
+        :func:`kernelne.engine.trainer.train_walks`). With ``loss="loglik"`` the weights are always
+        on the simplex: the log-likelihood reads the mixed kernel as a probability, and
+        projected weights summing above 1 collapsed (Cora .27).
+    robust : bool, default True
+        Restart with the kernel narrowed 8x (in ``||x - y||^2``; at most twice) when, after 5% of
+        the run (:doc:`METHOD </METHOD>` §7: when, and a second look), the rows are forming the
+        collapsed "shell" that wide kernels fall into on dense graphs (see :doc:`/COLLAPSE`).
+        ``False`` is the paper's algorithm; on graphs where nothing collapses (all seven of the
+        paper's) both are identical.
+    shared_negatives : bool, default False
+        Draw one set of k negatives per center for all its contexts and take their terms as
+        one step weighted by the number of contexts (Ji et al. 2016; see
+        :func:`kernelne.engine.trainer.train_walks`): the same loss, about 4x fewer kernel
+        evaluations and random rows per pair. ``False`` is the paper's k negatives per pair.
+        On large graphs (10^5+ nodes) training is several times faster.
+    partitions : int, default 1
+        Train in ``P`` partitions, bucket by bucket with only two blocks of rows in memory, on
+        this machine or on a Dask cluster (``fit(graph, client=...)``); see
+        :mod:`kernelne.partitioned.driver` and :doc:`/DISTRIBUTED`. 1 is the plain fit.
+    partition_dir : str, optional
+        The folder of a partitioned fit's blocks, walks and checkpoints (a fit restarted with
+        the same folder resumes; ``embedding_`` is then memory-mapped from it), or an fsspec
+        URL (``s3://bucket/run``, ``gs://...``; ``memory://...`` in one process) that Dask
+        workers reach without a shared disk (:mod:`kernelne.partitioned.store`; ``embedding_``
+        is then memory-mapped from a local temporary file). None: a temporary folder,
+        removed after the fit, so the rows are read into memory at its end (give a folder
+        when the model does not fit in memory).
+    rounds : int, optional
+        A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
+        (:data:`kernelne.partitioned.driver.DEFAULT_ROUNDS`).
+    loss : {"squared", "loglik"}, default "squared"
+        ``"squared"`` is the paper's ``(y - k)^2``; ``"loglik"`` reads the kernel as an edge
+        probability: ``-log k`` for a context, ``-log(1 - k)`` for a negative, with ``k``
+        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2).
+    window_shrink : bool, default False
+        Each center draws its window uniformly in ``1..window`` (word2vec's shrinking window:
+        a context at distance ``j`` weighs ``(window - j + 1) / window``). ``False``: every
+        context in the window weighs 1, the paper's setting.
+    subsample : float, default 0.0
+        word2vec's frequent-node subsampling threshold ``t``: an occurrence of ``v`` in the
+        walks is dropped (as center and as context) with probability ``1 - sqrt(t / f_v)``,
+        ``f_v`` its frequency in the walks; 0 keeps all.
+    negative_pool : int or "auto", default "auto"
+        Each walk draws a pool of this many nodes from the noise distribution and each of its pairs
+        picks its k negatives uniformly from the pool (:doc:`METHOD </METHOD>` §8): a walk reads Q
+        random rows of B instead of k per pair. 0: k fresh draws per pair (the paper's). ``"auto"``:
+        128 on graphs of 100,000 nodes or more, where those random rows are the cost of training
+        (about 1.8x faster per pair at 1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the
+        paper's graphs).
+    beta_select : {"train", "uniform", "validation"} or sequence of float, default "train"
+        How MKernelNE's weights are set (``kernel="multi"`` only; :doc:`METHOD </METHOD>` §4).
+        ``"train"``: learned by SGD with the rows (see Notes). ``"uniform"``: fixed at ``1/m``. A
+        sequence of ``m`` weights (>= 0): fixed at those. ``"validation"``: chosen among each single
+        kernel of the dictionary, ``"uniform"`` and ``"train"`` by a validation score (held-out
+        labels passed as ``fit(graph, y)``, else held-out edges), and the winner fitted on the whole
+        graph; see :mod:`kernelne.model.kernel_choice` (``beta_choice_`` holds every candidate's
+        score).
+    setting : {"auto", "given"}, default "auto"
+        ``"auto"``: start with the parameters as given and, if the robust restart test finds the
+        rows collapsing onto a shell (as on dense graphs), restart with the Schoenberg kernel
+        and shrinking windows instead of a narrower Gaussian
+        (:data:`~kernelne.model.auto_setting.DENSE_SETTING`). This applies only while ``kernel``,
+        ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and ``beta_select`` are at their
+        defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept and
+        why (:mod:`kernelne.model.auto_setting`). ``"given"``: the parameters as given, always.
+    normalize : {"auto", "none"}, default "auto"
+        ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
+        (``output_scale_``) that brings the median row norm to
+        :data:`~kernelne.model.auto_setting.OUTPUT_NORM` (2.5), the scale at which logistic
+        regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
+        k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
+        with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, dim)
+        The center vectors A, one row per node in node order, times ``output_scale_``.
+    context_embedding_ : ndarray of shape (n, dim)
+        The context vectors B, times ``output_scale_``. The trained kernel's value of a pair
+        is that of the rows divided by ``output_scale_``.
+    output_scale_ : float
+        The factor of ``normalize="auto"`` (1.0 with ``normalize="none"``).
+    setting_ : dict
+        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
+        trained with instead of the estimator's) and ``evidence`` (why).
+    nodes_ : ndarray
+        The user's node ids, in row order.
+    kernels_ : list of Kernel
+        The kernel dictionary fitted (one kernel unless ``kernel="multi"``).
+    beta_ : ndarray
+        The kernel weights.
+    beta_history_ : ndarray
+        Snapshots of the kernel weights during training, one row each.
+    n_pairs_ : int
+        (center, context) pairs trained.
+    n_walks_ : int
+        Walks trained (over all epochs).
+    isolated_nodes_ : ndarray
+        User ids of the nodes without any edge.
+    fit_seconds_ : float
+        Wall time of the fit.
+    graph_summary_ : str
+        One line describing the fitted graph.
+    loss_history_ : ndarray of shape (n_chunks, 3)
+        One row per chunk: pairs so far, mean positive term ``(1 - k)^2``, mean negative term
+        ``k^2``.
+    health_ : EmbeddingHealth
+        The check of the result (:class:`~kernelne.engine.diagnostics.EmbeddingHealth`).
+    kernel_scale_ : float
+        1, or the robust fit's narrowing.
+    lr_restarts_ : list of dict
+        Each run that diverged and was restarted with half its learning rate: its ``lr``
+        and ``bad_rows`` of ``rows`` (empty if none diverged).
+    fit_lr_ : float
+        The learning rate of the kept run: ``lr``, or halved after each divergence.
+    narrowed_ : list of dict
+        What each restart saw.
+    shell_checks_ : list of dict
+        Every restart test's figures and verdict, restarts included.
+    negative_pool_ : int
+        The pool size used: ``negative_pool`` resolved, 0 = per pair.
+    walk_counts_ : ndarray
+        Each node's occurrences in the walks: the negatives' unigram counts.
+    degrees_ : ndarray
+        Each node's degree in the fitted graph.
+    beta_choice_ : KernelChoice
+        With ``beta_select="validation"``: the
+        :class:`~kernelne.model.kernel_choice.KernelChoice` (every candidate's score).
+    directed_ : bool
+        How the graph was read.
+    walks_ : ndarray or None
+        The walk corpus, with ``keep_walks=True``; else None.
+    stage_seconds_ : dict
+        Seconds of the stages: ``"walks"`` and ``"training"``.
+    compile_seconds_ : float
+        numba's first-run compilation, left out of the stages; 0 once its disk cache holds
+        the code.
+
+    Raises
+    ------
+    TrainingError
+        From ``fit``: NaN/inf rows (the run diverged) or no trainable pair.
+
+    See Also
+    --------
+    kernelne.tune.search : choose the settings on validation data.
+    kernelne.baselines.make_method : the paper's baselines behind the same interface.
+
+    Notes
+    -----
+    Multiple kernels (``kernel="multi"``): ``k = sum_j beta_j k_j``. The weights start at
+    ``beta_j = 1/m`` (the average kernel, ``k(x, x) = 1`` like a single kernel) and take one
+    projected SGD step per (center, context) pair, ``beta_j <- max(0, beta_j + lr (2
+    sum_terms (y - k) k_j - beta_reg beta_j))``. The start barely matters: with ``B = 0`` the
+    first pairs' negatives pull every weight to about 0, and they regrow from there
+    (``beta_j = 1`` gives the same run). In practice one kernel takes (almost) all the weight
+    (ending between 1 and 1.5) and the fit then matches that kernel alone; a larger
+    ``beta_reg`` spreads the weights but shrinks them (on Cora, 1.0 did not beat the best
+    single kernel).
+
+    Every fit checks its result: NaN/inf rows (diverged) restart the fit with the learning
+    rates (``lr`` and ``min_lr``) halved, at most twice (:data:`MAX_LR_HALVINGS`; the plain
+    fit, not a partitioned one); rows still diverged, or no trainable pair, raise
+    :class:`~kernelne.errors.TrainingError`; an uninformative (collapsed) embedding issues a
+    :class:`~kernelne.engine.diagnostics.DegenerateEmbeddingWarning` naming the likely cause and
+    fix.
+
+    New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
+    in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
+    (:mod:`kernelne.model.update`).
+
+    Examples
+    --------
+    >>> from kernelne import KernelNE
+    >>> model = KernelNE(dim=32, walks_per_node=10, workers=1, random_state=0)
+    >>> vectors = model.fit_transform("examples/karate.edgelist")  # doctest: +SKIP
+    >>> vectors.shape  # doctest: +SKIP
+    (34, 32)
+    """
+
+    def __init__(
+        self,
+        kernel: str = "gauss",
+        sigma: float = math.sqrt(2.0),
+        alpha: float = 1.0,
+        kernels: list[str] | None = None,
+        dim: int = 128,
+        walks_per_node: int = 80,
+        walk_length: int = 10,
+        window: int = 10,
+        negatives: int = 5,
+        lr: float = 0.025,
+        min_lr: float = 1e-4,
+        reg: float = 0.01,
+        beta_reg: float = 0.01,
+        p: float = 1.0,
+        q: float = 1.0,
+        epochs: int = 1,
+        workers: int | None = None,
+        random_state: int | None = None,
+        keep_walks: bool = False,
+        chunk_walks: int = 8192,
+        verbose: bool = False,
+        beta_update: str = "projected",
+        robust: bool = True,
+        shared_negatives: bool = False,
+        partitions: int = 1,
+        partition_dir: str | None = None,
+        rounds: int | None = None,
+        loss: str = "squared",
+        window_shrink: bool = False,
+        subsample: float = 0.0,
+        negative_pool: int | str = "auto",
+        beta_select: str | Sequence[float] = "train",
+        setting: str = "auto",
+        normalize: str = "auto",
+    ):
+        self.setting = setting
+        self.normalize = normalize
+        self.kernel = kernel
+        self.sigma = sigma
+        self.alpha = alpha
+        self.kernels = kernels
+        self.dim = dim
+        self.walks_per_node = walks_per_node
+        self.walk_length = walk_length
+        self.window = window
+        self.negatives = negatives
+        self.lr = lr
+        self.min_lr = min_lr
+        self.reg = reg
+        self.beta_reg = beta_reg
+        self.p = p
+        self.q = q
+        self.epochs = epochs
+        self.workers = workers
+        self.random_state = random_state
+        self.keep_walks = keep_walks
+        self.chunk_walks = chunk_walks
+        self.verbose = verbose
+        self.beta_update = beta_update
+        self.robust = robust
+        self.shared_negatives = shared_negatives
+        self.partitions = partitions
+        self.partition_dir = partition_dir
+        self.rounds = rounds
+        self.loss = loss
+        self.window_shrink = window_shrink
+        self.subsample = subsample
+        self.negative_pool = negative_pool
+        self.beta_select = beta_select
+
+    def kernel_dictionary(self) -> list[Kernel]:
+        """The kernels this model combines (one, unless ``kernel="multi"``).
+
+        Returns
+        -------
+        list of Kernel
+            ``kernels`` parsed (or :data:`DEFAULT_DICTIONARY`) for ``kernel="multi"``, else
+            the one kernel ``kernel`` names with its ``sigma`` or ``alpha``.
+
+        Raises
+        ------
+        ValueError
+            If ``kernel`` is not gauss, schoenberg, linear or multi.
+        """
+        name = self.kernel.lower()
+        if name in ("multi", "multiple"):
+            specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
+            if isinstance(specs, str):
+                specs = specs.split(",")
+            return [parse_kernel(s) if isinstance(s, str) else s for s in specs]
+        if name in ("gauss", "gaussian"):
+            return [Kernel("gauss", float(self.sigma))]
+        if name in ("sch", "schoenberg"):
+            return [Kernel("schoenberg", float(self.alpha))]
+        if name in ("linear", "ne", "nokernel"):
+            return [Kernel("linear")]
+        raise ValueError(
+            f"unknown kernel {self.kernel!r} (use gauss, schoenberg, linear or multi)"
+        )
+
+    def _check_params(self) -> None:
+        check_int_params(self, INT_PARAMS, optional=("rounds",))
+        check_workers(self)
+        seed_to_uint64(copy.deepcopy(self.random_state))  # ValueError if not a seed
+        if not 0 < self.min_lr <= self.lr:
+            raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
+        if self.reg < 0 or self.beta_reg < 0:
+            raise ValueError("reg and beta_reg must be >= 0")
+        if int(self.partitions) > 1 and self.shared_negatives:
+            raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
+                             "drop shared_negatives")
+        if self.beta_update not in BETA_UPDATES:
+            raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
+                             f"got {self.beta_update!r}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if not isinstance(self.window_shrink, (bool, np.bool_)):
+            raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
+        negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
+        for name, allowed in (("setting", SETTINGS), ("normalize", NORMALIZE)):
+            if not (isinstance(getattr(self, name), str) and getattr(self, name) in allowed):
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
+                                 f"got {getattr(self, name)!r}")
+        if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
+            fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
+            if int(self.partitions) > 1:
+                raise ValueError("partitioned training (partitions > 1) learns the kernel "
+                                 "weights: use beta_select='train'")
+        try:
+            subsample = float(self.subsample)
+        except (TypeError, ValueError):
+            subsample = math.nan
+        if not (math.isfinite(subsample) and 0 <= subsample < 1):
+            raise ValueError(f"subsample must be a threshold in [0, 1) (0 = off; word2vec "
+                             f"uses 1e-3 to 1e-5), got {self.subsample!r}")
+        self._check_finite()
+
+    def _check_finite(self) -> None:
+        """A ``ValueError`` naming the first float parameter that is NaN or infinite (the
+        comparisons of :meth:`_check_params` let NaN through)."""
+        for name in ("lr", "min_lr", "reg", "beta_reg", "sigma", "alpha", "p", "q"):
+            value = getattr(self, name)
+            if value is None:  # unused by the kernel (sigma, alpha) or refused where used
+                continue
+            try:
+                finite = math.isfinite(float(value))
+            except (TypeError, ValueError):
+                finite = False
+            if not finite:
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+    def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
+            client: Any = None) -> KernelNE:
+        """Learn embeddings of ``graph``.
+
+        Parameters
+        ----------
+        graph : Graph, path, networkx graph or sparse matrix
+            Any source :func:`kernelne.load_graph` takes.
+        y : str, tuple or array-like, optional
+            Only with ``beta_select="validation"``: held-out labels to choose the kernel
+            weights on (a label file, ``(node ids, labels)`` or labels in the graph's node
+            order: only labels you may train on). Otherwise ignored (the fit is
+            unsupervised).
+        monitor : callable, optional
+            ``monitor(pairs, A, B)`` is called after every chunk of walks with the number of
+            pairs trained so far and the current rows (to watch training; do not keep
+            references to the arrays: they change in place).
+        client : distributed.Client, optional
+            A Dask client whose workers make a partitioned fit's walks and train its
+            buckets (``partitions > 1`` only).
+
+        Returns
+        -------
+        KernelNE
+            The fitted estimator itself (see the class's Attributes).
+
+        Raises
+        ------
+        ValueError
+            A setting out of range, or a ``client`` / ``monitor`` the fit cannot use.
+        TrainingError
+            NaN/inf rows (diverged) or no (center, context) pair to train on.
+        InputError
+            ``graph`` cannot be read.
+        """
+        self._check_params()
+        kernels = self.kernel_dictionary()
+        g = self._fit_graph(graph)
+        start = time.perf_counter()
+        if isinstance(self.beta_select, str) and self.beta_select == "validation":
+            if client is not None or monitor is not None:
+                raise ValueError("beta_select='validation' fits several candidates: no "
+                                 "client or monitor")
+            fit_chosen(self, g, y)
+            self.fit_seconds_ = time.perf_counter() - start  # all candidates' fits
+            return self
+        seed = seed_to_uint64(self.random_state)
+        fixed = fixed_weights(self.beta_select, len(kernels))  # None: learned
+        # fixed weights: zero-weight kernels are left out of training (one-hot = a single kernel)
+        active = kernels if fixed is None else [k for k, b in zip(kernels, fixed, strict=True)
+                                                if b > 0]
+        if int(self.partitions) > 1:
+            return self._fit_partitioned(g, kernels, seed, client, start)
+        if client is not None:
+            raise ValueError("a Dask client trains partitioned fits only: set partitions > 1")
+        check_row_memory(g.n_nodes, int(self.dim))  # in memory (partitioned: on disk)
+        corpus = WalkCorpus(
+            g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
+        )
+        with numba_threads(self.workers), watch_compiling(self.verbose) as compiled:
+            counts = np.zeros(g.n_nodes, dtype=np.int64)
+            stored = [] if self.keep_walks else None
+            bar = tqdm(total=corpus.n_walks, unit="walk", disable=not self.verbose,
+                       desc="counting", dynamic_ncols=True)
+            with bar:
+                for _, walks in corpus:
+                    count_visits(walks, counts)
+                    if stored is not None:
+                        stored.append(walks)
+                    bar.update(len(walks))
+            negatives = alias_table(counts.astype(np.float64) ** 0.75)
+            keep = (keep_probabilities(counts, float(self.subsample))
+                    if self.subsample > 0 else None)  # subsampling: None = off
+            counting_seconds = time.perf_counter() - start
+            rho, narrowed, simplex = 1.0, [], self.simplex_weights()
+            can_narrow = self.robust and kernels[0].kind != "linear"
+            params, switched_at = self, None  # the parameters the runs train with
+            may_switch = chooses(self)
+            checks: list[dict] = []
+            given_up_walks = given_up_training = 0.0  # seconds of runs a restart gave up
+            rate = 1.0  # the learning-rate schedule's factor: halved after a diverged run
+            lr_restarts: list[dict] = []
+            while True:
+                run = _Run(params, g, corpus, stored, negatives, keep, active, seed, rho,
+                           simplex, None if fixed is None else fixed[fixed > 0], rate)
+                looks = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
+                checks += looks
+                if looks and looks[-1]["collapsing"] and may_switch and switched_at is None:
+                    switched_at = looks[-1]  # a dense graph: the dense setting, not narrowing
+                    params = with_params(self, DENSE_SETTING)
+                    kernels = active = params.kernel_dictionary()
+                elif looks and looks[-1]["collapsing"]:
+                    shell = looks[-1]
+                    narrowed.append(shell)
+                    rho *= NARROWING
+                    simplex = simplex or shell["weights_collapsed"]
+                elif run.pairs == 0:
+                    raise TrainingError(
+                        f"no (center, context) pair to train on in {g.summary()} with "
+                        f"walk_length={self.walk_length}, window={self.window}: the graph has "
+                        "no edges between distinct nodes or the walks are too short "
+                        "(walk_length >= 2 needed)")
+                else:
+                    diverged = _diverged(run, rate, self.lr, lr_restarts)
+                    if diverged is None:
+                        break
+                    lr_restarts.append(diverged)
+                    rate /= 2
+                given_up_walks += run.walk_seconds
+                given_up_training += run.train_seconds
+                del run  # its rows are given up: freed before the next run makes its own
+        self.health_ = embedding_health(
+            run.A, run.B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
+        )
+        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+        # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
+        if not (self.shared_negatives
+                and warn_if_undertrained(self.health_, int(self.walks_per_node))):
+            warn_if_collapsed(self.health_, mean_degree,
+                              ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
+                              self.robust)
+        self.setting_ = describe_setting(self, switched_at, bool(checks))
+        self.output_scale_ = self._rescale(run.A, run.B, int(seed % 2**32))
+        self.embedding_ = run.A
+        self.context_embedding_ = run.B
+        self.nodes_ = g.nodes
+        self.kernels_ = kernels
+        self.kernel_scale_ = rho
+        self.narrowed_ = narrowed
+        self.lr_restarts_ = lr_restarts
+        self.fit_lr_ = float(self.lr) * rate
+        self.shell_checks_ = checks
+        self.beta_update_ = "simplex" if simplex else "projected"
+        self.beta_ = run.beta if fixed is None else fixed
+        self.beta_history_ = np.array(run.history) if fixed is None else fixed[None, :]
+        self.n_pairs_ = int(run.pairs)
+        self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
+        self.n_walks_ = self.epochs * corpus.n_walks
+        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
+        self.walk_counts_ = counts
+        self.degrees_ = g.degrees
+        self.walks_ = np.concatenate(stored) if stored else None
+        self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
+        self.fit_seconds_ = time.perf_counter() - start
+        training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
+        self.stage_seconds_ = {  # a restart's given-up run included
+            "walks": counting_seconds + run.walk_seconds + given_up_walks
+            - (compiled.total - training_compile),
+            "training": run.train_seconds + given_up_training - training_compile,
+        }
+        self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
+        return self
+
+    def _rescale(self, A: np.ndarray, B: np.ndarray, seed: int) -> float:
+        """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
+        the median row norm of ``A`` to :data:`~kernelne.model.auto_setting.OUTPUT_NORM`, and return
+        it (1.0 with ``normalize="none"``)."""
+        if self.normalize == "none":
+            return 1.0
+        s = output_scale(A, seed)
+        scale_rows(A, s)
+        scale_rows(B, s)
+        return s
+
+    def _fit_partitioned(self, g: Graph, kernels: list[Kernel], seed, client,
+                         start: float) -> KernelNE:
+        """:func:`kernelne.partitioned.driver.fit_partitioned`, and the fitted attributes."""
+        with numba_threads(self.workers):
+            run = fit_partitioned(self, g, kernels, seed, client, progress=self.verbose)
+            A, B = run.A, run.B
+            if self.partition_dir is None:  # a temporary folder: the rows come into memory
+                try:
+                    A, B = np.array(A), np.array(B)
+                finally:
+                    remove_folder(Path(run.A.filename).parent)
+            if run.pairs == 0:
+                raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
+            check_finite(A, B, run.beta)
+            self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
+                                            seed=int(run.seed % 2**32))  # a resumed fit's
+        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+        warn_if_collapsed(self.health_, mean_degree,
+                          ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),
+                          self.robust)
+        if self.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
+            A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
+        self.setting_ = describe_setting(self, None, bool(run.checks))
+        self.output_scale_ = self._rescale(A, B, int(run.seed % 2**32))
+        self.embedding_, self.context_embedding_ = A, B
+        self.nodes_ = g.nodes
+        self.kernels_ = kernels
+        self.kernel_scale_ = run.scale
+        self.narrowed_ = run.narrowed
+        self.shell_checks_ = run.checks
+        self.beta_update_ = "simplex" if run.simplex else "projected"
+        self.beta_ = run.beta
+        self.beta_history_ = np.array([run.beta])
+        self.n_pairs_ = run.pairs
+        self.loss_history_ = np.array(run.losses, dtype=float).reshape(-1, 3)
+        self.n_walks_ = self.epochs * self.walks_per_node * g.n_nodes
+        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
+        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
+        self.walk_counts_ = run.counts
+        self.degrees_ = g.degrees
+        self.walks_ = None
+        self.graph_summary_ = g.summary()
+        self.directed_ = bool(g.directed)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
+        self.partition_run_ = run
+        return self
+
+    def partial_fit(self, graph: Any, y: Any = None, *, touched_rate: float = 0.0,
+                    new_walks_factor: int = 2) -> KernelNE:
+        """Embed the new nodes of a grown graph without retraining the old rows.
+
+        See :func:`kernelne.model.update.partial_fit` and the method reference (:doc:`METHOD
+        </METHOD>`
+        §9).
+
+        Parameters
+        ----------
+        graph : Graph, path, networkx graph or sparse matrix
+            The grown graph: the old nodes plus new ones (any source
+            :func:`kernelne.load_graph` takes; a path is read as directed or not as fitted).
+        y : object, optional
+            Ignored (scikit-learn's signature).
+        touched_rate : float, default 0.0
+            Learning rate factor in ``[0, 1]`` of the touched old nodes (those whose degree
+            changed); 0 keeps them frozen, above 0 they also get ``walks_per_node`` walks
+            each. Every other old row stays bit for bit what it was.
+        new_walks_factor : int, default 2
+            Walks from every new (and relearned) node, as a multiple of ``walks_per_node``
+            (at least 1).
+
+        Returns
+        -------
+        KernelNE
+            The model itself, updated in place: ``embedding_``, ``context_embedding_``,
+            ``nodes_`` (the new graph's order), ``walk_counts_``, ``degrees_``,
+            ``new_nodes_``, ``touched_nodes_`` and ``relearned_nodes_`` (user ids),
+            ``removed_nodes_``, ``n_walks_``, ``n_pairs_``, ``loss_history_``,
+            ``isolated_nodes_``, ``graph_summary_`` and ``fit_seconds_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the model is neither fitted nor loaded with :meth:`load_model`.
+        ValueError
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
+            setting that differs from the fitted rows' dimension.
+        """
+        partial_fit(self, graph, touched_rate, new_walks_factor)
+        self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
+        return self
+
+    def save_model(self, path: str | Path) -> None:
+        """Write the fitted model (rows A and B, settings, ids, kernels) to one ``.npz`` file.
+
+        The file is written atomically; :meth:`load_model` reads it back.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ``.npz`` file to write.
+
+        Raises
+        ------
+        RuntimeError
+            If the model is not fitted.
+        """
+        save_model(self, path)
+
+    @classmethod
+    def load_model(cls, path: str | Path) -> KernelNE:
+        """Read a model written by :meth:`save_model`.
+
+        Parameters
+        ----------
+        path : str or Path
+            A model file (``.npz``) written by :meth:`save_model`.
+
+        Returns
+        -------
+        KernelNE
+            A model made from the saved settings with its fitted attributes set, ready to
+            :meth:`partial_fit` and to :meth:`transform`.
+
+        Raises
+        ------
+        InputError
+            If ``path`` is not a kernelne model file (or of an unsupported version).
+        """
+        return load_model(path, cls)
+
+    def simplex_weights(self) -> bool:
+        """Whether MKernelNE's weights start on the simplex step.
+
+        Returns
+        -------
+        bool
+            True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
+            §4).
+        """
+        return self.beta_update == "simplex" or self.loss == "loglik"
+
+    def effective_kernels(self) -> list[Kernel]:
+        """The fitted kernels with the kernel scale applied (the user's, unless narrowed).
+
+        Returns
+        -------
+        list of Kernel
+            ``kernels_`` narrowed by ``kernel_scale_``.
+        """
+        return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
+
+    @staticmethod
+    def effective_kernels_of(kernels: list[Kernel], rho: float) -> list[Kernel]:
+        """The kernels of ``rho ||x - y||^2``: each of ``kernels`` narrowed by ``rho``.
+
+        Parameters
+        ----------
+        kernels : list of Kernel
+            A kernel dictionary.
+        rho : float
+            The scale of the squared distance (1: the kernels themselves).
+
+        Returns
+        -------
+        list of Kernel
+            :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
+        """
+        return [k.narrowed(rho) for k in kernels]
+
+
+#: A fit whose rows diverge (NaN or infinite) is restarted with the learning rate halved, at
+#: most this many times, before :class:`~kernelne.errors.TrainingError` is raised.
+MAX_LR_HALVINGS = 2
+
+
+def _diverged(run: _Run, rate: float, lr: float, restarts: list[dict]) -> dict | None:
+    """None if ``run``'s rows and weights are finite; else what :attr:`KernelNE.lr_restarts_`
+    records of it (``lr``: the diverged run's, ``bad_rows``, ``rows``, ``reason``), or
+    :class:`TrainingError` if the learning rate was halved :data:`MAX_LR_HALVINGS` times
+    already."""
+    try:
+        check_finite(run.A, run.B, run.beta)
+    except TrainingError as exc:
+        if len(restarts) >= MAX_LR_HALVINGS:
+            tried = ", ".join(f"{r['lr']:g}" for r in restarts)
+            raise TrainingError(f"{exc}; it diverged at lr {tried} and {lr * rate:g} (the "
+                                "learning rate halved after each)") from None
+        bad = int(np.count_nonzero(~np.isfinite(run.A).all(axis=1)))
+        return {"lr": lr * rate, "bad_rows": bad, "rows": len(run.A), "reason": str(exc)}
+    return None
+
+
+def _finite_sample(A: np.ndarray, beta: np.ndarray, rows: int = 64) -> bool:
+    """Whether ``beta`` and about ``rows`` evenly spaced rows of ``A`` are finite: a cheap
+    look after each chunk that stops a diverged run early (the whole check comes after)."""
+    return bool(np.isfinite(beta).all() and np.isfinite(A[::max(1, len(A) // rows)]).all())
+
+
+class _Run:
+    """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
+    1/m``; distance kernels see ``rho * ||a - b||^2``; the learning rates (``lr``,
+    ``min_lr``) are the model's times ``rate``."""
+
+    def __init__(self, model, graph, corpus, stored, negatives, keep, kernels, seed, rho,
+                 simplex, beta=None, rate: float = 1.0):
+        self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
+        self.rate = rate
+        self.noise = Noise(*negatives)
+        self.keep = keep  # subsampling's keep probabilities, None: off
+        self.seed = seed
+        n, d = graph.n_nodes, int(model.dim)
+        rng = np.random.default_rng(int(seed))
+        try:
+            self.A = uniform_rows(rng, n, d, 0.5 / d)
+            self.B = aligned_rows(n, d, 0.0)
+        except MemoryError:
+            raise out_of_memory(n, d) from None
+        self.kernel = kernel_arrays(kernels, None if beta is None else beta.copy(), scale=rho)
+        self.beta, self.scale = self.kernel.beta, self.kernel.scale
+        self.learn_beta = len(self.beta) > 1 and beta is None  # beta given: fixed weights
+        self.simplex = simplex
+        self.history = [self.beta.copy()]
+        self.loss_rows: list[tuple[int, float, float]] = []
+        self.pairs = 0
+        self.walk_seconds = 0.0  # generating walks while training (streamed corpus)
+        self.train_seconds = 0.0
+
+    def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
+        """Train on every chunk; with ``check_shell``, test the rows whenever
+        :func:`~kernelne.engine.robust.look_due` says so and return the tests' figures; training
+        stops at a test that finds them ``collapsing``, or at rows that are no longer
+        finite."""
+        m, corpus = self.model, self.corpus
+        total_chunks = m.epochs * corpus.n_chunks
+        min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
+        total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
+        snapshot_every = max(1, total_chunks // 10)
+        settings = train_settings(m, total_centers, self.seed, self.graph.n_nodes,
+                                  learn_beta=self.learn_beta,
+                                  beta_simplex=self.simplex, lr=m.lr * self.rate,
+                                  min_lr=m.min_lr * self.rate)
+        losses = np.zeros(2)
+        bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
+                   desc="training", dynamic_ncols=True)
+        step = 0
+        looks: list[dict] = []
+        with bar:
+            for epoch in range(m.epochs):
+                chunks = (
+                    zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
+                    if self.stored is not None else corpus
+                )
+                before = time.perf_counter()
+                for first, walks in chunks:
+                    losses[:] = 0
+                    started = time.perf_counter()
+                    self.walk_seconds += started - before
+                    chunk_pairs = train_walks(
+                        walks, epoch * corpus.n_walks + first, self.A, self.B, self.kernel,
+                        self.noise, settings, losses, keep=self.keep,
+                    )
+                    self.pairs += chunk_pairs
+                    before = time.perf_counter()
+                    self.train_seconds += before - started
+                    self.loss_rows.append((
+                        self.pairs, losses[0] / max(chunk_pairs, 1),
+                        losses[1] / max(chunk_pairs * m.negatives, 1),
+                    ))
+                    bar.update(len(walks))
+                    if monitor is not None:
+                        monitor(self.pairs, self.A, self.B)
+                    if not _finite_sample(self.A, self.beta):  # diverged: no use going on
+                        return looks
+                    step += 1
+                    if settings.learn_beta and step % snapshot_every == 0:
+                        self.history.append(self.beta.copy())
+                    if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
+                                                looks):
+                        look = shell_figures(
+                            self.A, self.B, self.graph.indptr, self.graph.indices,
+                            self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
+                            previous=looks[0] if looks else None)
+                        if look is None:  # not finite or too few rows: no verdict
+                            check_shell = False
+                        else:
+                            looks.append(look)
+                            if look["collapsing"]:
+                                return looks
+        return looks
+
+
+__all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

@@ -1,0 +1,143 @@
+"""The model file: a fitted :class:`~kernelne.model.kernelne.KernelNE` in one ``.npz``, to update
+later.
+
+Keys: ``format`` ("kernelne-model"), ``version`` (1), ``embedding`` (A, float32, n x d),
+``context_embedding`` (B, float32, n x d), ``nodes`` (int64, or unicode strings), ``params``
+(the estimator's ``get_params()`` as JSON), ``kernel_kinds`` / ``kernel_params`` (the fitted
+kernel dictionary: "gauss" / "schoenberg" / "linear" and sigma / alpha, float64),
+``beta`` (float32 kernel weights), ``kernel_scale`` (the robust fit's narrowing rho),
+``beta_update`` (the fitted weight rule), ``walk_counts`` (int64: how often each node occurs
+in the training walks, the negatives' unigram counts), ``degrees`` (int64: each node's
+degree in the fitted graph, to tell which nodes a new graph touched) and ``directed`` (bool:
+how the fitted graph was read; an update must read its graph the same way. Files written
+before it was recorded fall back to a ``directed`` setting in ``params``, else accept either).
+
+Everything round-trips bit for bit. Writing is atomic (a temporary file renamed into place);
+reading checks the format and every shape, so a corrupt or foreign file is an
+:class:`~kernelne.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from kernelne.engine.kernels import Kernel
+from kernelne.errors import InputError
+from kernelne.outputs import atomic_path
+
+FORMAT, VERSION = "kernelne-model", 1
+
+
+def _plain_param(value):
+    """A setting as JSON can hold it (a :class:`Kernel` as its exact ``kind:param`` spec)."""
+    if isinstance(value, Kernel):
+        short = {"gauss": "gauss", "schoenberg": "sch", "linear": "linear"}[value.kind]
+        return short if value.kind == "linear" else f"{short}:{value.param!r}"
+    if isinstance(value, (list, tuple)):
+        return [_plain_param(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def check_model_path(path: str | Path) -> None:
+    """``InputError`` unless ``path`` names an ``.npz`` file (a model file is an ``.npz``
+    archive; ``.npy`` and text names are the embedding formats)."""
+    if Path(path).suffix.lower() != ".npz":
+        raise InputError("a model file is an .npz archive: name it with the .npz suffix "
+                         "(save writes the embedding alone)", path)
+
+
+def save_model(model: Any, path: str | Path) -> None:
+    """Write the fitted ``model`` (a :class:`~kernelne.model.kernelne.KernelNE`) to ``path``
+    (``.npz``),
+    atomically."""
+    check_is_fitted(model, "walk_counts_",
+                    msg="This %(name)s instance is not fitted yet: only a fitted model can be "
+                        "saved (call fit or load_model first).")
+    check_model_path(path)
+    try:
+        params = json.dumps({k: _plain_param(v) for k, v in model.get_params().items()})
+    except TypeError as exc:
+        raise ValueError(f"cannot save the model's settings as JSON ({exc})") from None
+    nodes = model.nodes_
+    if nodes.dtype == object:
+        nodes = nodes.astype(str)
+    arrays = {
+        "format": np.array(FORMAT), "version": np.array(VERSION),
+        "embedding": np.asarray(model.embedding_, dtype=np.float32),
+        "context_embedding": np.asarray(model.context_embedding_, dtype=np.float32),
+        "nodes": nodes, "params": np.array(params),
+        "kernel_kinds": np.array([k.kind for k in model.kernels_]),
+        "kernel_params": np.array([k.param for k in model.kernels_], dtype=np.float64),
+        "beta": np.asarray(model.beta_, dtype=np.float32),
+        "kernel_scale": np.array(model.kernel_scale_, dtype=np.float64),
+        "beta_update": np.array(model.beta_update_),
+        "walk_counts": np.asarray(model.walk_counts_, dtype=np.int64),
+        "degrees": np.asarray(model.degrees_, dtype=np.int64),
+        "output_scale": np.array(getattr(model, "output_scale_", 1.0), dtype=np.float64),
+        "setting": np.array(json.dumps(getattr(model, "setting_", {}))),
+    }
+    if getattr(model, "directed_", None) is not None:
+        arrays["directed"] = np.array(bool(model.directed_))
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def load_model(path: str | Path, estimator: type) -> Any:
+    """Read a model written by :func:`save_model`: an ``estimator`` (the class
+    :class:`~kernelne.model.kernelne.KernelNE`) made from the saved settings, with its fitted
+    attributes set, ready to ``partial_fit`` (and to ``transform``)."""
+    path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
+        raise InputError("not a readable model file (not an .npz archive; save one with "
+                         "`kernelne embed ... --model-out MODEL.npz`)", path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "format" not in z or str(z["format"]) != FORMAT:
+                raise InputError("not a kernelne model file (save one with `kernelne embed "
+                                 "... --model-out MODEL.npz`)", path)
+            if int(z["version"]) != VERSION:
+                raise InputError(f"model file version {int(z['version'])} is not supported "
+                                 f"(this kernelne reads version {VERSION})", path)
+            arrays = {k: z[k] for k in z.files}
+        params = json.loads(str(arrays["params"]))
+        directed = params.pop("directed", None)  # older files: the only record, if any
+        if "directed" in arrays:
+            directed = bool(arrays["directed"])
+        model = estimator(**params)
+        kernels = [Kernel(str(kind), float(p)) for kind, p in
+                   zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
+    except InputError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputError(f"not a readable model file ({exc})", path) from None
+    A, B, nodes = arrays["embedding"], arrays["context_embedding"], arrays["nodes"]
+    n = len(nodes)
+    ok = (A.ndim == 2 and A.dtype == np.float32 and B.dtype == np.float32 and B.shape == A.shape
+          and A.shape == (n, int(model.dim)) and nodes.ndim == 1
+          and len(arrays["beta"]) == len(kernels) >= 1
+          and arrays["walk_counts"].shape == arrays["degrees"].shape == (n,))
+    if not ok:
+        raise InputError("corrupt model file (inconsistent array shapes)", path)
+    model.embedding_, model.context_embedding_ = A, B
+    model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
+    model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it
+    model.kernels_ = kernels
+    model.beta_ = arrays["beta"]
+    model.kernel_scale_ = float(arrays["kernel_scale"])
+    model.beta_update_ = str(arrays["beta_update"])
+    model.walk_counts_, model.degrees_ = arrays["walk_counts"], arrays["degrees"]
+    model.directed_ = None if directed is None else bool(directed)
+    # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
+    model.output_scale_ = float(arrays["output_scale"]) if "output_scale" in arrays else 1.0
+    model.setting_ = (json.loads(str(arrays["setting"])) if "setting" in arrays
+                      else {"name": "given", "params": {}, "evidence": "an older model file"})
+    return model

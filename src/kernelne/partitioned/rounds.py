@@ -1,0 +1,294 @@
+"""The walks of a partitioned fit, round by round, made in this process or by Dask workers.
+
+A round's walks are written to ``walks/round{r}.npy`` and each walk's part mask
+(:func:`part_masks`) beside it; a round file appears (renamed into place) only once all its
+walks are written, so a driver killed during the walks resumes at the first round without
+its two files. ``walks/plan.json`` records the corpus the rounds belong to (graph, seed, walk
+settings, rounds, parts): a folder whose record differs makes every round again.
+
+With a Dask client (:func:`make_rounds`) the driver writes the graph once to ``walks/graph``
+(CSR ``indptr``, ``indices`` and the cumulative weights, ``.npy`` files the workers
+memory-map), pre-allocates each round's two files under a hidden name and submits one
+:func:`walk_task` per range of chunks: it makes the walks of its range with the seeds of
+:meth:`kernelne.engine.walks.WalkCorpus.chunk` (walk ``i`` from ``(seed, i)``, its start from the
+round's permutation), writes them and their masks at their rows of the two files and returns
+its visit counts, which the driver adds up. The files and counts are therefore the same bytes
+as the driver's own walks, whatever the workers and ranges.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
+from kernelne.outputs import atomic_path
+from kernelne.parallel import numba_threads
+from kernelne.partitioned.store import npy_header, read_npy_header
+
+GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
+TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
+_local = threading.local()  # a worker thread's last round permutation
+
+
+def part_masks(walks: np.ndarray, parts: int) -> np.ndarray:
+    """Each walk's parts as a bit mask (uint64): bit ``(v mod P) mod 64`` set for every node
+    ``v`` of the walk (above 64 parts two parts can share a bit: the mask then only keeps more
+    walks than it needs to)."""
+    return _part_masks(walks, np.int64(parts))
+
+
+@njit(cache=True)
+def _part_masks(walks, parts):
+    masks = np.zeros(walks.shape[0], np.uint64)
+    for w in range(walks.shape[0]):
+        mask = np.uint64(0)
+        for v in walks[w]:
+            if v >= 0:
+                mask |= np.uint64(1) << np.uint64((v % parts) % 64)
+        masks[w] = mask
+    return masks
+
+
+def walk_plan(corpus: WalkCorpus, rounds: int, parts: int) -> dict:
+    """What a folder's round files depend on: the graph (its size and sums of its arrays), the
+    seed, the walk settings, the rounds and the parts."""
+    g = corpus.graph
+    plan = {
+        "n": int(g.n_nodes), "edges": int(len(g.indices)),
+        "indptr_sum": int(g.indptr.astype(np.int64).sum() % (1 << 61)),
+        "indices_sum": int(g.indices.astype(np.int64).sum() % (1 << 61)),
+        "weights_sum": None if g.weights is None else float(np.sum(g.weights)),
+        "seed": int(corpus.seed), "walks_per_node": corpus.walks_per_node,
+        "walk_length": corpus.walk_length, "p": corpus.p, "q": corpus.q,
+        "rounds": int(rounds), "parts": int(parts),
+    }
+    return json.loads(json.dumps(plan))
+
+
+def partial_path(path: Path, token: str) -> Path:
+    """The hidden name a round's file is written under until all its rows are in (``token``:
+    the driver run's, so that a task left running by a killed driver cannot write into the
+    next run's file)."""
+    return path.with_name(f".{path.name}.{token}.partial")
+
+
+def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Path]],
+                   parts: int, counts: np.ndarray) -> list[int]:
+    """The rounds whose walks are still to be made; the visits of the others (whole files of
+    the corpus ``walks/plan.json`` records) are added to ``counts``.
+
+    Parameters
+    ----------
+    folder : Path
+        The partitioned fit's folder (the files are under ``folder/walks``).
+    corpus : WalkCorpus
+        The fit's walks.
+    files : list of (Path, Path)
+        Each round's walk file and mask file.
+    parts : int
+        The fit's partitions.
+    counts : ndarray of int64
+        The unigram counts, added to.
+
+    Returns
+    -------
+    list of int
+        The rounds to make, in order. A record of another corpus (or none) makes them all:
+        its round files are removed and this corpus is recorded.
+    """
+    walks = folder / "walks"
+    plan = walk_plan(corpus, len(files), parts)
+    record = walks / "plan.json"
+    try:
+        old = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = None
+    for path in walks.glob(".round*.partial"):  # a killed driver's rounds in the making
+        path.unlink(missing_ok=True)
+    if old != plan:
+        for path in walks.glob("round*.npy"):
+            path.unlink(missing_ok=True)
+        shutil.rmtree(walks / GRAPH, ignore_errors=True)
+        with atomic_path(record) as tmp:
+            tmp.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+        return list(range(len(files)))
+    todo = []
+    for r, (walk_file, mask_file) in enumerate(files):
+        if not (mask_file.exists() and _recount(walk_file, counts)):
+            todo.append(r)
+    return todo
+
+
+def _recount(path: Path, counts: np.ndarray, rows: int = 1 << 16) -> bool:
+    """Add the visits of the round file at ``path`` to ``counts`` (read ``rows`` walks at a
+    time); ``False``, with ``counts`` unchanged, if the file is missing or cut short."""
+    add = np.zeros_like(counts)
+    try:
+        with open(path, "rb") as fh:
+            shape, _, dtype = read_npy_header(fh)
+            length = int(np.prod(shape[1:], dtype=np.int64))
+            for lo in range(0, shape[0], rows):
+                count = (min(lo + rows, shape[0]) - lo) * length
+                chunk = np.fromfile(fh, dtype=dtype, count=count)
+                if chunk.size != count:
+                    return False
+                count_visits(chunk, add)
+    except (OSError, ValueError):
+        return False
+    counts += add
+    return True
+
+
+def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
+    """Write the arrays :func:`walk_task` reads (``indptr``, ``indices``, the cumulative
+    weights) to ``folder/walks/graph`` unless they are there, and return that folder."""
+    where = folder / "walks" / GRAPH
+    where.mkdir(exist_ok=True)
+    g = corpus.graph
+    for name, array in (("indptr", g.indptr), ("indices", g.indices),
+                        ("cumw", corpus._cumw)):
+        path = where / f"{name}.npy"
+        if not path.exists():
+            with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+                np.save(fh, np.ascontiguousarray(array))
+    return where
+
+
+def _round_permutations(seed: int, n: int) -> dict:
+    """This thread's cache of the last round permutation (:func:`walk_starts`) of a corpus."""
+    if getattr(_local, "key", None) != (seed, n):
+        _local.key, _local.perms = (seed, n), {}
+    return _local.perms
+
+
+def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, first: int,
+              stop: int, spec: dict, threads: int = 1) -> np.ndarray:
+    """Make walks ``first..stop-1`` of a corpus (on a Dask worker) and write them and their
+    part masks at their rows of a round's pre-allocated files.
+
+    Parameters
+    ----------
+    graph_dir : str
+        The folder :func:`write_graph` wrote (memory-mapped, never read whole).
+    walk_file, mask_file : str
+        The round's ``.npy`` files of walks and masks, allocated to the round's rows.
+    round_first : int
+        The id of the round's first walk (row 0 of its files).
+    first, stop : int
+        The walks to make: ids ``first..stop-1``.
+    spec : dict
+        ``n_nodes``, ``walk_length``, ``p``, ``q``, ``seed``, ``parts`` and ``chunk_walks``
+        (walks made and written at a time).
+    threads : int, default 1
+        numba threads.
+
+    Returns
+    -------
+    ndarray of int64
+        The visits of every node in these walks.
+    """
+    root = Path(graph_dir)
+    # copy-on-write maps (never written): typed as the driver's writable arrays, so the walk
+    # loop numba compiled and cached for them serves here too
+    indptr, indices, cumw = (np.load(root / f"{name}.npy", mmap_mode="c")
+                             for name in ("indptr", "indices", "cumw"))
+    n, length, seed = int(spec["n_nodes"]), int(spec["walk_length"]), np.uint64(spec["seed"])
+    inv_p, inv_q = 1.0 / float(spec["p"]), 1.0 / float(spec["q"])
+    counts = np.zeros(n, dtype=np.int64)
+    perms = _round_permutations(int(seed), n)
+    walk_at, mask_at = npy_header(walk_file)[3], npy_header(mask_file)[3]
+    with numba_threads(threads), open(walk_file, "r+b") as wf, open(mask_file, "r+b") as mf:
+        for a in range(first, stop, int(spec["chunk_walks"])):
+            b = min(stop, a + int(spec["chunk_walks"]))
+            starts = walk_starts(n, a, b, seed, perms)
+            walks = np.empty((b - a, length), dtype=np.int32)
+            _walk_chunk(indptr, indices, cumw, starts, a, length, inv_p, inv_q, seed, walks)
+            count_visits(walks, counts)
+            wf.seek(walk_at + (a - round_first) * length * walks.itemsize)
+            wf.write(walks.tobytes())
+            mf.seek(mask_at + (a - round_first) * 8)
+            mf.write(part_masks(walks, int(spec["parts"])).tobytes())
+    return counts
+
+
+def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, parts: int,
+                jobs: list[tuple[int, tuple[int, int], tuple[Path, Path]]],
+                counts: np.ndarray, advance: Callable[[int], object]) -> None:
+    """Make rounds of walks on ``client``'s workers (:func:`walk_task`), the next round's tasks
+    submitted before the current round's results are gathered.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The fit's client; its workers read and write ``folder`` at the same path.
+    gather : callable
+        ``gather(client, futures)``: the tasks' results in order.
+    folder : Path
+        The partitioned fit's folder.
+    corpus : WalkCorpus
+        The fit's walks.
+    parts : int
+        The fit's partitions.
+    jobs : list of (int, (int, int), (Path, Path))
+        Each round to make: its number, its walk ids ``[lo, hi)`` and its two files.
+    counts : ndarray of int64
+        The unigram counts, added to.
+    advance : callable
+        Called with each finished round's walks (a progress bar's ``update``).
+    """
+    graph_dir = write_graph(folder, corpus)
+    info = client.scheduler_info().get("workers", {})
+    slots = max(1, TASKS_PER_THREAD * sum(w.get("nthreads", 1) for w in info.values()))
+    spec = {"n_nodes": corpus.graph.n_nodes, "walk_length": corpus.walk_length,
+            "p": corpus.p, "q": corpus.q, "seed": int(corpus.seed), "parts": int(parts),
+            "chunk_walks": corpus.chunk_walks}
+    token = uuid.uuid4().hex[:12]
+    pending = None
+    for job in [*jobs, None]:
+        submitted = None
+        if job is not None:
+            submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
+        if pending is not None:
+            (r, (lo, hi), files), futures = pending
+            for part in gather(client, futures):
+                counts += part
+            del futures
+            _publish(files, token)
+            advance(hi - lo)
+        pending = submitted
+    shutil.rmtree(graph_dir, ignore_errors=True)
+
+
+def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> list:
+    """Allocate one round's files under their hidden names and submit its tasks: ``slots``
+    ranges of whole chunks (fewer if the round has fewer chunks)."""
+    r, (lo, hi), (walk_file, mask_file) = job
+    hidden = partial_path(walk_file, token), partial_path(mask_file, token)
+    for path, dtype, shape in ((hidden[0], np.int32, (hi - lo, spec["walk_length"])),
+                               (hidden[1], np.uint64, (hi - lo,))):
+        allocated = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        del allocated
+    chunk = spec["chunk_walks"]
+    n_chunks = -(-(hi - lo) // chunk)
+    cuts = sorted({lo + min(hi - lo, k * n_chunks // slots * chunk) for k in range(slots + 1)})
+    return [client.submit(walk_task, graph_dir, str(hidden[0]), str(hidden[1]), lo, a, b, spec,
+                          pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
+            for a, b in pairwise(cuts) if b > a]
+
+
+def _publish(files: tuple[Path, Path], token: str) -> None:
+    """Rename a round's two whole files into place, the masks first: the walk file appearing
+    marks the round made."""
+    walk_file, mask_file = files
+    os.replace(partial_path(mask_file, token), mask_file)
+    os.replace(partial_path(walk_file, token), walk_file)

@@ -1,0 +1,103 @@
+"""The paper's seven networks shipped in the package: checksums, loading, the override by
+$KERNELNE_DATA and ``kernelne datasets``."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import pytest
+
+from kernelne.cli.app import main
+from kernelne.errors import InputError
+from kernelne.graphs.datasets import (
+    find_data_dir,
+    load_dataset,
+    load_manifest,
+    load_single_labels,
+    packaged_data_dir,
+)
+
+SEVEN = {"citeseer", "cora", "dblp", "astroph", "hepth", "facebook", "gnutella"}
+
+
+@pytest.fixture
+def no_env(monkeypatch):
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+
+
+def test_packaged_files_match_the_manifest(no_env):
+    folder = packaged_data_dir()
+    manifest = load_manifest()
+    assert set(manifest) == SEVEN
+    listed = {"MANIFEST.json", "README.md"}
+    for info in manifest.values():
+        assert info["source"]["url"].startswith("https://") and info["transformation"]
+        for file, meta in info["files"].items():
+            data = (folder / file).read_bytes()
+            assert len(data) == meta["bytes"], file
+            assert hashlib.sha256(data).hexdigest() == meta["sha256"], file
+            listed.add(file)
+    shipped = {p.name for p in folder.iterdir() if not p.name.startswith(("_", "."))}
+    assert shipped == listed  # nothing unlisted, nothing missing
+    assert sum((folder / f).stat().st_size for f in listed) < 2_000_000
+
+
+@pytest.mark.parametrize("name", sorted(SEVEN))
+def test_each_network_loads_with_the_manifest_statistics(no_env, name):
+    ds = load_dataset(name)
+    info = ds.info
+    assert (ds.graph.n_nodes, ds.graph.n_edges) == (info["nodes"], info["edges"])
+    if info.get("labels"):
+        assert ds.labels.shape == (info["nodes"], info["labels"])
+        assert ds.labels.sum() == info["label_lines"]
+    else:
+        assert ds.labels is None
+
+
+def test_dblp_single_labels(no_env):
+    single = load_single_labels("dblp")
+    assert single.shape == (27199, 4) and (single.sum(axis=1) == 1).all()
+
+
+def test_environment_variable_overrides(tmp_path, monkeypatch):
+    with gzip.open(tmp_path / "tiny.edges.gz", "wt") as fh:
+        fh.write("0 1\n1 2\n")
+    (tmp_path / "MANIFEST.json").write_text(json.dumps({"tiny": {"nodes": 4, "edges": 2}}))
+    monkeypatch.setenv("KERNELNE_DATA", str(tmp_path))
+    assert find_data_dir() == tmp_path
+    assert load_dataset("tiny").graph.n_nodes == 4  # the manifest's count: node 3 isolated
+    with pytest.raises(InputError, match="unknown dataset 'cora'"):
+        load_dataset("cora")
+    assert find_data_dir(packaged_data_dir()) == packaged_data_dir()  # --data-dir wins
+
+
+def test_cli_datasets(no_env, capsys, tmp_path, monkeypatch):
+    assert main(["datasets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:5] == ["name", "nodes", "edges", "labels", "components"]
+    rows = {line.split()[0]: line.split() for line in lines[1:8]}
+    assert set(rows) == SEVEN
+    assert rows["cora"][1:5] == ["2,708", "5,278", "7", "78"]
+    assert rows["dblp"][1:6] == ["27,199", "66,832", "4", "(multi)", "2,115"]
+    assert rows["facebook"][1:5] == ["4,039", "88,234", "-", "1"]
+    assert "citeseer.mat (GTmac/HARP)" in " ".join(rows["citeseer"])
+    assert lines[8].startswith(f"folder: {packaged_data_dir()}")
+    assert main(["datasets", "--path"]) == 0
+    assert capsys.readouterr().out.strip() == str(packaged_data_dir())
+    monkeypatch.setenv("KERNELNE_DATA", str(tmp_path))
+    assert main(["datasets"]) == 2
+    assert "not a data folder" in capsys.readouterr().err
+
+
+def test_source_tree_does_not_point_into_shared():
+    """The package reads only its own copy: no path into a folder beside the repository."""
+    import kernelne
+
+    root = packaged_data_dir().parent
+    assert root == type(root)(kernelne.__file__).parent
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("shared/datasets", "shared/tools", '"shared"'):
+            assert needle not in text, f"{path.name} mentions {needle}"

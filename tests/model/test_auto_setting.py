@@ -1,0 +1,151 @@
+"""The setting an automatic fit chooses from the graph, and the scale of its rows
+(:mod:`kernelne.model.auto_setting`)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from kernelne import KernelNE
+from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.graphs.graph import Graph
+from kernelne.model.auto_setting import OUTPUT_NORM, chooses
+
+FAST = {"dim": 32, "walks_per_node": 10, "workers": 1, "random_state": 0}
+
+
+def planted(n: int, m: int, k: int, mu: float, seed: int) -> Graph:
+    edges, _ = planted_partition_sbm(n, m, k, mu, seed)
+    return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=n)
+
+
+@pytest.fixture(scope="module")
+def dense() -> Graph:
+    """Mean degree 60: the Gaussian's rows collapse and the restart test sees it."""
+    return planted(1000, 30000, 5, 0.6, 1)
+
+
+@pytest.fixture(scope="module")
+def sparse() -> Graph:
+    """Mean degree 8: nothing collapses."""
+    return planted(1000, 4000, 10, 0.3, 2)
+
+
+def fit(graph: Graph, **params) -> KernelNE:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return KernelNE(**{**FAST, **params}).fit(graph)
+
+
+def test_a_dense_graph_switches_to_the_dense_setting_bit_for_bit(dense):
+    auto = fit(dense)
+    assert auto.setting_["name"] == "dense"
+    assert auto.setting_["params"] == {"kernel": "schoenberg", "window_shrink": True}
+    assert "collapsing" in auto.setting_["evidence"]
+    assert [k.kind for k in auto.kernels_] == ["schoenberg"]
+    assert auto.kernel == "gauss" and auto.window_shrink is False  # parameters untouched
+    given = fit(dense, kernel="schoenberg", window_shrink=True, setting="given")
+    np.testing.assert_array_equal(auto.embedding_, given.embedding_)
+    assert auto.output_scale_ == given.output_scale_
+
+
+def test_a_sparse_graph_keeps_the_papers_setting(sparse):
+    auto = fit(sparse)
+    assert auto.shell_checks_ and not auto.narrowed_
+    assert auto.setting_["name"] == "paper"
+    assert "no shell" in auto.setting_["evidence"]
+    paper = fit(sparse, setting="given", normalize="none")
+    np.testing.assert_array_equal(auto.embedding_,
+                                  paper.embedding_ * np.float32(auto.output_scale_))
+
+
+@pytest.mark.parametrize("params", [{"kernel": "schoenberg"}, {"loss": "loglik"},
+                                    {"window_shrink": True}, {"sigma": 0.5},
+                                    {"setting": "given"}, {"robust": False},
+                                    {"partitions": 2}])
+def test_the_choice_applies_only_at_the_defaults(params):
+    assert chooses(KernelNE())
+    assert not chooses(KernelNE(**params))
+
+
+def test_given_parameters_are_used_as_given_on_a_dense_graph(dense):
+    given = fit(dense, setting="given")
+    assert given.setting_["name"] == "given" and "setting='given'" in given.setting_["evidence"]
+    assert [k.kind for k in given.kernels_] == ["gauss"] and given.narrowed_
+
+
+@pytest.mark.parametrize("name, value", [("setting", "paper"), ("setting", None),
+                                         ("normalize", "l2"), ("normalize", True)])
+def test_unknown_settings_are_refused(sparse, name, value):
+    with pytest.raises(ValueError, match=name):
+        KernelNE(**{**FAST, name: value}).fit(sparse)
+
+
+def test_rows_are_rescaled_to_the_median_norm_and_keep_their_geometry(sparse):
+    auto = fit(sparse)
+    raw = fit(sparse, normalize="none")
+    assert raw.output_scale_ == 1.0 and auto.output_scale_ > 1.0
+    assert np.median(np.linalg.norm(auto.embedding_, axis=1)) == pytest.approx(OUTPUT_NORM,
+                                                                               rel=1e-5)
+    np.testing.assert_array_equal(auto.context_embedding_,
+                                  raw.context_embedding_ * np.float32(auto.output_scale_))
+
+    def neighbours(X):
+        X = X / np.linalg.norm(X, axis=1, keepdims=True)
+        return np.argsort(-(X[:50] @ X.T), axis=1)[:, :10]
+
+    np.testing.assert_array_equal(neighbours(auto.embedding_), neighbours(raw.embedding_))
+
+
+def test_partial_fit_keeps_old_rows_bit_for_bit_and_scales_new_ones(sparse, tmp_path):
+    model = fit(sparse)
+    u, v = sparse.indices, np.repeat(np.arange(sparse.n_nodes), np.diff(sparse.indptr))
+    new = np.arange(sparse.n_nodes, sparse.n_nodes + 20)
+    grown = Graph.from_edges(np.concatenate([v, new]),
+                             np.concatenate([u, new % 50]), n_nodes=sparse.n_nodes + 20)
+    old = model.embedding_.copy()
+    model.partial_fit(grown)
+    pos = {node: i for i, node in enumerate(model.nodes_)}
+    rows = [pos[i] for i in range(sparse.n_nodes) if i not in set(model.touched_nodes_)]
+    np.testing.assert_array_equal(model.embedding_[rows], old[rows])
+    new_norm = np.median(np.linalg.norm(model.embedding_[[pos[i] for i in new]], axis=1))
+    assert 0.25 * OUTPUT_NORM < new_norm < 4 * OUTPUT_NORM
+
+
+def test_a_model_file_keeps_the_scale_and_the_setting(dense, tmp_path):
+    model = fit(dense)
+    model.save_model(tmp_path / "m.npz")
+    loaded = KernelNE.load_model(tmp_path / "m.npz")
+    assert loaded.output_scale_ == model.output_scale_
+    assert loaded.setting_ == model.setting_
+
+
+def test_a_partitioned_fit_in_a_folder_is_rescaled_once(sparse, tmp_path):
+    params = {"partitions": 2, "partition_dir": str(tmp_path / "parts"), "rounds": 2}
+    first = fit(sparse, **params)
+    again = fit(sparse, **params)  # reads the finished fit back: scaled once, not twice
+    raw = fit(sparse, **params, normalize="none")
+    assert first.setting_["name"] == "given"
+    np.testing.assert_array_equal(np.asarray(first.embedding_), np.asarray(again.embedding_))
+    np.testing.assert_array_equal(np.asarray(first.embedding_),
+                                  np.asarray(raw.embedding_) * np.float32(first.output_scale_))
+
+
+def test_cli_paper_is_the_papers_algorithm_and_setting_bit_for_bit(dense, tmp_path, capsys):
+    from kernelne.cli.app import main
+    from kernelne.graphs.npz import save_graph
+
+    path = tmp_path / "dense.npz"
+    save_graph(dense, path)
+    args = ["--dim", "32", "--walks-per-node", "10", "--workers", "1", "--seed", "0"]
+    assert main(["embed", str(path), "-o", str(tmp_path / "paper.npy"), *args, "--paper"]) == 0
+    assert "setting    given" in capsys.readouterr().out
+    paper = fit(dense, setting="given", normalize="none", robust=False)
+    np.testing.assert_array_equal(np.load(tmp_path / "paper.npy"), paper.embedding_)
+    assert main(["embed", str(path), "-o", str(tmp_path / "auto.npy"), *args]) == 0
+    out = capsys.readouterr().out
+    assert "setting    dense: the restart test found the rows collapsing" in out
+    assert "rows       scaled by" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "auto.npy"), fit(dense).embedding_)
