@@ -164,9 +164,9 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 
 CLASSIFY_EXAMPLE = [
-    "kernelne embed $(kernelne datasets --path)/cora.edges.gz -o cora.npy --seed 0",
-    "kernelne evaluate classify cora.npy $(kernelne datasets --path)/cora.labels.gz "
-    "--ratios 0.1 0.5 --repeats 5"]
+    "kernelne datasets --copy karate",
+    "kernelne embed karate.edgelist -o karate.npy --seed 0",
+    "kernelne evaluate classify karate.npy karate.labels --ratios 0.5 --repeats 5"]
 
 
 def register(subparsers) -> None:
@@ -227,7 +227,8 @@ def _register_linkpred(tasks) -> None:
         description="Link prediction: L2 logistic regression on edge features of the split's "
         "training pairs, ROC-AUC and average precision on its test pairs. The embedding "
         "should be learned on SPLIT_DIR/residual.edgelist.",
-        example=["kernelne split examples/karate.edgelist --out-dir karate-split --seed 0",
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0",
                  "kernelne embed karate-split/residual.edgelist -o karate-res.npy --seed 0",
                  "kernelne evaluate linkpred karate-res.npy karate-split"])
     linkpred.add_argument("embedding", metavar="EMBEDDING",
@@ -254,7 +255,8 @@ def _register_heuristics(tasks) -> None:
         description="Common neighbours, Jaccard, Adamic-Adar, preferential attachment and "
         "truncated Katz, computed on the split's residual graph only, scored (ROC-AUC, AP) on "
         "its test pairs: the bar an embedding should clear.",
-        example=["kernelne split examples/karate.edgelist --out-dir karate-split --seed 0",
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0",
                  "kernelne evaluate heuristics karate-split"])
     heuristics.add_argument("split_dir", metavar="SPLIT_DIR",
                             help="folder written by `kernelne split`")
@@ -267,7 +269,8 @@ def _register_split(subparsers) -> None:
         subparsers, "split", help="make a link-prediction split of a graph",
         description="Hold out a fraction of the largest component's edges (residual kept "
         "connected) and sample as many non-edges; save to a folder with the residual edge list.",
-        example="kernelne split examples/karate.edgelist --out-dir karate-split --seed 0")
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0"])
     split.add_argument("graph", metavar="GRAPH",
                        help="edge list (.txt/.csv/.gz, 'u v' per line) or .mat")
     out = split.add_mutually_exclusive_group(required=True)

@@ -317,11 +317,14 @@ def evaluate_node_classification(
     --------
     >>> from kernelne import KernelNE, load_dataset
     >>> from kernelne.evaluation import evaluate_node_classification
-    >>> cora = load_dataset("cora")  # doctest: +SKIP
-    >>> model = KernelNE(random_state=0).fit(cora.graph)  # doctest: +SKIP
-    >>> table = evaluate_node_classification(model, cora.labels, ratios=[0.5],
-    ...                                      repeats=5)  # doctest: +SKIP
-    >>> print(table.to_text())  # doctest: +SKIP
+    >>> karate = load_dataset("karate")
+    >>> model = KernelNE(dim=16, walks_per_node=10, workers=1, random_state=0)
+    >>> model = model.fit(karate.graph)
+    >>> table = evaluate_node_classification(model, karate.labels, ratios=[0.5], repeats=5)
+    >>> print(table.to_text())  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    method     dataset  task                 setting  metric      mean     std  n
+    embedding           node_classification  0.5      micro_f1  0...  5
+    embedding           node_classification  0.5      macro_f1  0...  5
     """
     if rule not in RULES:
         raise InputError(f"unknown prediction rule {rule!r} (use {' or '.join(RULES)})")

@@ -178,8 +178,10 @@ def register(sub) -> None:
     p = add_command(sub, "plot", help="draw a 2-D map of an embedding, coloured by label",
                     description="Project an embedding to 2-D (PCA, t-SNE or UMAP) and draw "
                     "it, coloured by each node's (first) label.",
-                    example=["kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
-                             "kernelne plot karate.npy -o karate.png --projection tsne"])
+                    example=["kernelne datasets --copy karate",
+                             "kernelne embed karate.edgelist -o karate.npy --seed 0",
+                             "kernelne plot karate.npy -o karate.png --projection tsne "
+                             "--labels karate.labels"])
     p.add_argument("embedding", metavar="EMBEDDING",
                    help="embedding file (word2vec text or .npy)")
     p.add_argument("--labels", default=None, metavar="FILE",

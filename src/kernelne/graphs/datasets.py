@@ -5,7 +5,8 @@ A data folder holds ``NAME.edges.gz`` (``u v`` per line, dense ids), optionally
 ``NAME.labels.gz`` (``node label`` per (node, label) pair) and ``NAME.label_fractions.gz``
 (``node label fraction``: each node's share per label), and a ``MANIFEST.json`` that gives
 each network's node count, source, checksums and transformation. The package ships one
-(``kernelne/data``: the paper's seven networks, read with :mod:`importlib.resources`). The
+(``kernelne/data``: the paper's seven networks and the karate club of the examples, read with
+:mod:`importlib.resources`). The
 folder used is ``--data-dir`` if given, else the environment variable ``KERNELNE_DATA`` if set,
 else the packaged one.
 """
@@ -262,10 +263,84 @@ def describe_datasets(data_dir: str | Path | None = None) -> list[dict]:
     return rows
 
 
+def dataset_file(name: str, data_dir: str | Path | None = None, kind: str = "edges") -> Path:
+    """The path of a network's ``NAME.edges.gz`` (or ``NAME.labels.gz`` with
+    ``kind="labels"``) in the data folder.
+
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"karate"``.
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+    kind : {"edges", "labels"}
+        Which file.
+
+    Returns
+    -------
+    Path
+        The file; every reader of kernelne accepts it as it is (gzipped).
+
+    Raises
+    ------
+    InputError
+        An unknown name, or a network without that file.
+
+    Examples
+    --------
+    >>> from kernelne.graphs.datasets import dataset_file
+    >>> dataset_file("karate").name
+    'karate.edges.gz'
+    """
+    folder = find_data_dir(data_dir)
+    manifest = load_manifest(folder)
+    if name not in manifest:
+        raise InputError(f"unknown dataset {name!r} (have: {', '.join(manifest)})", folder)
+    path = folder / f"{name}.{kind}.gz"
+    if not path.is_file():
+        raise InputError(f"dataset {name!r} has no {kind} file", folder)
+    return path
+
+
+def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None
+                 ) -> list[Path]:
+    """Write a network as plain text into ``out_dir``: ``NAME.edgelist`` (``u v`` per line)
+    and, for a labelled network, ``NAME.labels`` (``node label`` per line).
+
+    Returns
+    -------
+    list of Path
+        The files written (an existing file of the same name is replaced).
+
+    Raises
+    ------
+    InputError
+        An unknown name, or an ``out_dir`` that is not a folder.
+    """
+    import gzip
+
+    edges = dataset_file(name, data_dir)
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InputError("not a folder", out)
+    written = []
+    for src, kind in ((edges, "edgelist"), (edges.with_name(f"{name}.labels.gz"), "labels")):
+        if src.is_file():
+            with gzip.open(src, "rb") as fh:
+                data = fh.read()
+            (out / f"{name}.{kind}").write_bytes(data)
+            written.append(out / f"{name}.{kind}")
+    return written
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
     folder = find_data_dir(args.data_dir)
-    if args.path:
-        print(folder)
+    if args.copy:
+        for path in copy_dataset(args.copy, args.out_dir, folder):
+            print(f"wrote {path}")
+        return 0
+    if args.path is not None:
+        print(dataset_file(args.path, folder) if args.path else folder)
         return 0
     rows = describe_datasets(folder)
     header = ["name", "nodes", "edges", "labels", "components", "source"]
@@ -289,13 +364,22 @@ def register(subparsers) -> None:
 
     p = add_command(
         subparsers, "datasets",
-        help="list the networks of the data folder (the paper's seven, shipped)",
-        example="kernelne datasets",
+        help="list the networks of the data folder (the paper's seven and karate, shipped)",
+        example=["kernelne datasets", "kernelne datasets --copy karate",
+                 "kernelne datasets --path karate"],
         description="List the networks of the data folder with their statistics: by default "
-        f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
+        "the paper's seven networks and the karate club of the examples, shipped with the "
+        f"package (or ${DATA_ENV} if set). --copy writes one as plain text into the current "
+        "folder (NAME.edgelist, NAME.labels), the input of the examples of every command.")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
                    "packaged networks)")
-    p.add_argument("--path", action="store_true",
-                   help="print the data folder's path only (e.g. $(kernelne datasets --path))")
+    p.add_argument("--path", nargs="?", const="", default=None, metavar="NAME",
+                   help="print the data folder's path only, or with NAME the path of "
+                   "NAME.edges.gz (e.g. kernelne embed $(kernelne datasets --path karate))")
+    p.add_argument("--copy", metavar="NAME",
+                   help="write network NAME as NAME.edgelist and NAME.labels (if labelled) "
+                   "into --out-dir")
+    p.add_argument("--out-dir", metavar="DIR", default=".",
+                   help="folder for --copy (default: the current folder)")
     p.set_defaults(func=cmd_datasets)

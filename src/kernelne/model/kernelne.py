@@ -309,10 +309,11 @@ class KernelNE(EmbeddingEstimator):
 
     Examples
     --------
-    >>> from kernelne import KernelNE
+    >>> from kernelne import KernelNE, load_dataset
+    >>> karate = load_dataset("karate").graph  # shipped: 34 nodes, 78 edges
     >>> model = KernelNE(dim=32, walks_per_node=10, workers=1, random_state=0)
-    >>> vectors = model.fit_transform("examples/karate.edgelist")  # doctest: +SKIP
-    >>> vectors.shape  # doctest: +SKIP
+    >>> vectors = model.fit_transform(karate)
+    >>> vectors.shape
     (34, 32)
     """
 

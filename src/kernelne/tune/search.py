@@ -739,11 +739,13 @@ def tune(
 
     Examples
     --------
-    >>> from kernelne import load_dataset, tune
-    >>> cora = load_dataset("cora")  # doctest: +SKIP
-    >>> result = tune(cora.graph, (cora.graph.nodes, cora.labels), trials=10,
-    ...               holdout=0.2, fixed={"workers": 1})  # doctest: +SKIP
-    >>> print(result.summary())  # doctest: +SKIP
+    >>> from kernelne import load_dataset
+    >>> from kernelne.tune import tune
+    >>> karate = load_dataset("karate")
+    >>> result = tune(karate.graph, (karate.graph.nodes, karate.labels), trials=3,
+    ...               holdout=0.3, fixed={"workers": 1, "dim": 16, "walks_per_node": 10})
+    >>> result.model.embedding_.shape  # refitted on the whole graph with the best settings
+    (34, 16)
     """
     import optuna
 
@@ -1256,9 +1258,12 @@ def register(sub) -> None:
         "labels), refit the best on the whole graph and write its embedding. A trial whose "
         "fit fails (diverged, out of memory, a refused combination) is recorded as failed "
         "with its reason and the search goes on.",
-        example=["kernelne tune graph.edges --labels graph.labels --holdout 0.3 "
-                 "--search-walks 10 -o best.npy --report-dir tune-report",
-                 "kernelne tune split/residual.edges --fix loss=squared --trials 30 "
+        example=["kernelne datasets --copy karate",
+                 "kernelne tune karate.edgelist --labels karate.labels --holdout 0.3 "
+                 "--trials 4 --search-walks 5 -o best.npy --report-dir tune-report",
+                 "kernelne split karate.edgelist --out-dir karate-split --test-fraction 0.2 "
+                 "--seed 0",
+                 "kernelne tune karate-split/residual.edgelist --fix loss=squared --trials 4 "
                  "-o best.txt"])
     p.add_argument("graph", help="graph file (the training graph, e.g. a split's residual)")
     p.add_argument("-o", "--output", required=True,
