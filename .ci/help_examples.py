@@ -68,8 +68,7 @@ def readme_blocks(readme: Path) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(name, language, text) of the README's bash and python blocks; and the skipped ones."""
     text = readme.read_text()
     run, skipped = [], []
-    for i, match in enumerate(re.finditer(r"^```(bash|python)\n(.*?)^```", text,
-                                          re.MULTILINE | re.DOTALL)):
+    for match in re.finditer(r"^```(bash|python)\n(.*?)^```", text, re.MULTILINE | re.DOTALL):
         lang, body = match.group(1), match.group(2)
         line_no = text[:match.start()].count("\n") + 1
         name = f"README.md:{line_no} ({lang})"

@@ -56,7 +56,12 @@ from kernelne.model.auto_setting import (
     scale_rows,
     with_params,
 )
-from kernelne.model.estimator import EmbeddingEstimator, check_int_params, check_workers
+from kernelne.model.estimator import (
+    EmbeddingEstimator,
+    check_int_params,
+    check_workers,
+    is_matrix_input,
+)
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
 from kernelne.model.update import partial_fit
@@ -718,14 +723,40 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        sklearn.exceptions.NotFittedError
-            If the model is neither fitted nor loaded with :meth:`load_model`.
         ValueError
-            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
-            setting that differs from the fitted rows' dimension.
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
+            setting that differs from the fitted rows' dimension, or a matrix with fewer
+            columns than the model has nodes.
+
+        Notes
+        -----
+        On a model neither fitted nor loaded with :meth:`load_model`, ``partial_fit`` is
+        :meth:`fit` (scikit-learn's convention: the first call starts the model).
+
+        Examples
+        --------
+        >>> from kernelne import Graph, KernelNE, load_dataset
+        >>> karate = load_dataset("karate").graph
+        >>> edges = karate.edges()
+        >>> old = Graph.from_edges(*edges[(edges < 30).all(axis=1)].T)  # before 30-33 joined
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(old)
+        >>> model.partial_fit(karate).embedding_.shape
+        (34, 8)
+        >>> sorted(model.new_nodes_.tolist())
+        [30, 31, 32, 33]
         """
+        if not hasattr(self, "walk_counts_"):
+            return self.fit(graph, y)
+        if is_matrix_input(graph):
+            shape = getattr(graph, "shape", None) or np.shape(graph)
+            m = shape[1] if len(shape) == 2 else 1
+            if m < self.n_features_in_ or len(shape) != 2 or shape[0] != m:
+                raise ValueError(f"X has {m} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input (or more: the "
+                                 "square adjacency matrix of the grown graph)")
         partial_fit(self, graph, touched_rate, new_walks_factor)
         self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
+        self.__dict__.pop("_row_signatures", None)  # the fitted matrix's rows are gone
         return self
 
     def save_model(self, path: str | Path) -> None:
@@ -740,8 +771,16 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the model is not fitted.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> KernelNE.load_model("karate.model.npz").embedding_.shape
+        (34, 8)
         """
         save_model(self, path)
 
