@@ -110,7 +110,7 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : None, Graph or array-like of shape (m, n_nodes), optional
+        X : None, Graph or array-like of shape (m, n), optional
             ``None`` or a graph: the fitted rows, ``embedding_``. A matrix: row ``j`` holds
             the edge weights of one node to the ``n_nodes`` fitted nodes (columns in the order
             of ``nodes_``). For a model fitted on a matrix, a row equal to a fitted node's row
@@ -124,7 +124,7 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_nodes, dim) or (m, dim)
+        ndarray of shape (n, dim) or (m, dim)
             ``embedding_`` (row ``i`` belonging to ``nodes_[i]``), or one row per row of
             ``X``; a DataFrame with :meth:`get_feature_names_out` as columns after
             ``set_output(transform="pandas")``.
@@ -230,6 +230,20 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         -------
         ndarray of shape (n_nodes, dim)
             ``fit(X, y, **fit_params).embedding_``.
+
+        Raises
+        ------
+        InputError
+            ``X`` cannot be read as a graph.
+        ValueError
+            A setting out of range, or an invalid adjacency matrix.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit_transform(load_dataset("karate").graph).shape
+        (34, 8)
         """
         return self.fit(X, y, **fit_params).embedding_
 
@@ -247,6 +261,15 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         ------
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save("karate.txt")  # word2vec text
+        >>> vectors, nodes = KernelNE.load("karate.txt")
+        >>> vectors.shape, nodes[:3].tolist()
+        ((34, 8), [0, 1, 2])
         """
         check_is_fitted(self, "embedding_")
         save_embedding(path, self.embedding_, self.nodes_)
@@ -266,6 +289,20 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
             The embedding rows.
         nodes : ndarray
             The node id of each row.
+
+        Raises
+        ------
+        InputError
+            The file cannot be read as an embedding.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save("karate.npy")
+        >>> vectors, nodes = KernelNE.load("karate.npy")
+        >>> bool((vectors == model.embedding_).all())
+        True
         """
         return load_embedding(path)
 

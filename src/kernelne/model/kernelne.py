@@ -407,6 +407,14 @@ class KernelNE(EmbeddingEstimator):
         ------
         ValueError
             If ``kernel`` is not gauss, schoenberg, linear or multi.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE(kernel="schoenberg", alpha=2.0).kernel_dictionary()
+        [Kernel(kind='schoenberg', param=2.0)]
+        >>> len(KernelNE(kernel="multi").kernel_dictionary())
+        5
         """
         name = self.kernel.lower()
         if name in ("multi", "multiple"):
@@ -509,6 +517,14 @@ class KernelNE(EmbeddingEstimator):
             NaN/inf rows (diverged) or no (center, context) pair to train on.
         InputError
             ``graph`` cannot be read.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model = model.fit(load_dataset("karate").graph)
+        >>> model.embedding_.shape, model.nodes_[:3].tolist()
+        ((34, 8), [0, 1, 2])
         """
         self._check_params()
         kernels = self.kernel_dictionary()
@@ -803,6 +819,15 @@ class KernelNE(EmbeddingEstimator):
         ------
         InputError
             If ``path`` is not a kernelne model file (or of an unsupported version).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(
+        ...     load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> model = KernelNE.load_model("karate.model.npz")
+        >>> model.dim, model.embedding_.shape
+        (8, (34, 8))
         """
         return load_model(path, cls)
 
@@ -814,6 +839,12 @@ class KernelNE(EmbeddingEstimator):
         bool
             True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
             §4).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE().simplex_weights(), KernelNE(loss="loglik").simplex_weights()
+        (False, True)
         """
         return self.beta_update == "simplex" or self.loss == "loglik"
 
@@ -824,6 +855,18 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             ``kernels_`` narrowed by ``kernel_scale_``.
+
+        Raises
+        ------
+        AttributeError
+            If the model is not fitted (no ``kernels_``).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).effective_kernels()
+        [Kernel(kind='gauss', param=1.414...)]
         """
         return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
 
@@ -842,6 +885,12 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE.effective_kernels_of(KernelNE().kernel_dictionary(), 2.0)
+        [Kernel(kind='gauss', param=1.0)]
         """
         return [k.narrowed(rho) for k in kernels]
 
