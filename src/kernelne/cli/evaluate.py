@@ -99,6 +99,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
             select_C=SELECT_CS if args.select_C else None, missing=args.missing,
+            progress=not args.no_progress and sys.stderr.isatty(),
         )
         table = part if table is None else table + part
     emit(table, args)
@@ -217,6 +218,9 @@ def _register_classify(tasks) -> None:
                           "counted in the output)")
     classify.add_argument("--jobs", type=job_count, default=-1, metavar="N",
                           help="parallel jobs (-1 = all cores; capped at the work)")
+    classify.add_argument("--no-progress", action="store_true",
+                          help="no progress bar (there is none either when stderr is not a "
+                          "terminal)")
     add_common(classify)
     classify.set_defaults(func=cmd_classify)
 

@@ -13,6 +13,7 @@ only. Unlabelled nodes are left out.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.model_selection import KFold
 from sklearn.multiclass import OneVsRestClassifier
+from tqdm.auto import tqdm
 
 from kernelne.errors import InputError
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
@@ -255,6 +257,7 @@ def evaluate_node_classification(
     dataset: str = "",
     select_C: Sequence[float] | None = None,
     missing: str = "error",
+    progress: bool = False,
 ) -> ResultTable:
     """Micro-/Macro-F1 (mean, std over ``repeats``) of ``embedding`` at each training ratio.
 
@@ -300,6 +303,8 @@ def evaluate_node_classification(
         What to do with labelled nodes the embedding lacks (e.g. isolated nodes of a graph
         read from an edge list): ``"error"`` names them and stops; ``"skip"`` leaves them out,
         and the result's ``skipped`` attribute holds their ids.
+    progress : bool, default False
+        Show a progress bar of the splits on stderr.
 
     Returns
     -------
@@ -355,9 +360,15 @@ def evaluate_node_classification(
     classifier = default_classifier() if classifier is None else classifier
 
     jobs = [(r, i) for r in ratios for i in range(repeats)]
-    scores = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)))(
+    results = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)), return_as="generator")(
         delayed(score_split)(X, Y, r, seed, i, classifier, rule, select_C) for r, i in jobs
     )
+    with tqdm(total=len(jobs), unit="split", desc=f"classification ({rule})", file=sys.stderr,
+              disable=not progress, dynamic_ncols=True, leave=False) as bar:
+        scores = []
+        for score in results:  # in the order of jobs
+            scores.append(score)
+            bar.update()
     scores = np.array(scores).reshape(len(ratios), repeats, 2)
     rows = []
     for r, per_ratio in zip(ratios, scores, strict=True):

@@ -7,6 +7,10 @@ multi-label node is coloured by its first label; unlabelled nodes are grey.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,34 @@ from kernelne.errors import InputError
 PROJECTIONS = ("pca", "tsne", "umap")
 
 
-def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarray:
+@contextlib.contextmanager
+def elapsed_bar(desc: str, enabled: bool) -> Iterator[None]:
+    """While the block runs, a line on stderr counting its seconds (for one long call, such
+    as t-SNE, whose own steps cannot be counted); nothing if not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed} elapsed", file=sys.stderr, leave=False)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.close()
+
+
+def project(vectors: np.ndarray, method: str = "pca", seed: int = 0,
+            progress: bool = False) -> np.ndarray:
     """2-D coordinates of the rows of ``vectors``.
 
     Any number of rows and columns works: one row is drawn at the origin, and a
@@ -44,8 +75,9 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
         if k < d:
             X = PCA(n_components=k, random_state=seed).fit_transform(X)
         perplexity = min(30.0, max(5.0, (n - 1) / 3), n - 1.0)
-        return TSNE(n_components=2, init="pca" if X.shape[1] >= 2 else "random",
-                    random_state=seed, perplexity=perplexity).fit_transform(X)
+        with elapsed_bar(f"t-SNE of {n:,} points", progress):
+            return TSNE(n_components=2, init="pca" if X.shape[1] >= 2 else "random",
+                        random_state=seed, perplexity=perplexity).fit_transform(X)
     try:
         import umap
     except ImportError:
@@ -54,8 +86,9 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
     if n < 4:
         raise InputError(f"UMAP needs at least 4 points, got {n} (use --projection pca or "
                          "tsne)")
-    return umap.UMAP(n_components=2, random_state=seed,
-                     n_neighbors=min(15, n - 1)).fit_transform(X)
+    with elapsed_bar(f"UMAP of {n:,} points", progress):
+        return umap.UMAP(n_components=2, random_state=seed,
+                         n_neighbors=min(15, n - 1)).fit_transform(X)
 
 
 def check_image_suffix(path: str | Path) -> str:
@@ -78,11 +111,13 @@ def _two_columns(xy: np.ndarray) -> np.ndarray:
 
 def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.png", *,
                    method: str = "pca", sample: int = 20000, seed: int = 0,
-                   title: str | None = None, notes: bool = False) -> Path:
+                   title: str | None = None, notes: bool = False,
+                   progress: bool = False) -> Path:
     """Draw the map of ``embedding`` (anything the evaluation takes) and write ``path``.
 
     Labels that match none of the embedding's nodes raise :class:`InputError`; with
-    ``notes``, a partial match prints a ``kernelne: note:`` line with the counts to stderr.
+    ``notes``, a partial match prints a ``kernelne: note:`` line with the counts to stderr;
+    ``progress`` shows the seconds of a t-SNE or UMAP projection on stderr.
     """
     import matplotlib
 
@@ -115,7 +150,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
         _check_label_match(first, nodes, labels, notes)
         colour = np.array([first.get(str(nodes[i]), -1) for i in keep])
         names = [str(k) for k in range(Y.shape[1])]
-    xy = project(vectors[keep], method, seed)
+    xy = project(vectors[keep], method, seed, progress)
     fig, ax = plt.subplots(figsize=(7.5, 7))
     if (colour < 0).any():
         ax.scatter(*xy[colour < 0].T, s=3, c="lightgrey", label="no label")
@@ -166,7 +201,8 @@ def cmd_plot(args) -> int:
     check_image_suffix(args.output)
     check_output_path(args.output, [args.embedding, args.labels])
     out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
-                         sample=args.sample, seed=args.seed, notes=True)
+                         sample=args.sample, seed=args.seed, notes=True,
+                         progress=not args.no_progress and sys.stderr.isatty())
     print(f"wrote {out}")
     return 0
 
@@ -195,4 +231,7 @@ def register(sub) -> None:
                    help="at most this many points")
     p.add_argument("--seed", type=seed_value, default=0, metavar="N",
                    help="seed of sampling and projection")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no elapsed-time line during t-SNE or UMAP (there is none either when "
+                   "stderr is not a terminal)")
     p.set_defaults(func=cmd_plot)
