@@ -7,7 +7,6 @@ Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.engine.w
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +34,6 @@ from kernelne.engine.robust import (
 from kernelne.engine.rows import aligned_rows, check_row_memory, out_of_memory, uniform_rows
 from kernelne.engine.sampling import alias_table, seed_to_uint64
 from kernelne.engine.trainer import (
-    LOSSES,
     Noise,
     keep_probabilities,
     kernel_arrays,
@@ -48,17 +46,16 @@ from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.model.auto_setting import (
     DENSE_SETTING,
-    NORMALIZE,
-    SETTINGS,
     chooses,
     describe_setting,
     output_scale,
     scale_rows,
     with_params,
 )
-from kernelne.model.estimator import EmbeddingEstimator, check_int_params, check_workers
+from kernelne.model.estimator import EmbeddingEstimator
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
+from kernelne.model.params import check_params, param
 from kernelne.model.update import partial_fit
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
@@ -67,11 +64,8 @@ from kernelne.partitioned.driver import fit_partitioned, remove_folder
 # fastest and takes the weight, so the dictionary holds none narrower than a good single one.
 # Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
-BETA_UPDATES = ("projected", "simplex")
+BETA_UPDATES = param("beta_update").rule.choices
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
-# integer settings and their least value (rounds may also be None; workers: check_workers)
-INT_PARAMS = {"dim": 1, "walks_per_node": 1, "walk_length": 1, "window": 1, "negatives": 0,
-              "epochs": 1, "partitions": 1, "rounds": 1, "chunk_walks": 1}
 
 
 class KernelNE(EmbeddingEstimator):
@@ -419,55 +413,17 @@ class KernelNE(EmbeddingEstimator):
         )
 
     def _check_params(self) -> None:
-        check_int_params(self, INT_PARAMS, optional=("rounds",))
-        check_workers(self)
-        seed_to_uint64(copy.deepcopy(self.random_state))  # ValueError if not a seed
-        if not 0 < self.min_lr <= self.lr:
+        check_params(self)  # every parameter against its rule (kernelne.model.params)
+        if self.min_lr > self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
-        if self.reg < 0 or self.beta_reg < 0:
-            raise ValueError("reg and beta_reg must be >= 0")
         if int(self.partitions) > 1 and self.shared_negatives:
             raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
                              "drop shared_negatives")
-        if self.beta_update not in BETA_UPDATES:
-            raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
-                             f"got {self.beta_update!r}")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        if not isinstance(self.window_shrink, (bool, np.bool_)):
-            raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
-        negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
-        for name, allowed in (("setting", SETTINGS), ("normalize", NORMALIZE)):
-            if not (isinstance(getattr(self, name), str) and getattr(self, name) in allowed):
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
-                                 f"got {getattr(self, name)!r}")
         if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
             fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
             if int(self.partitions) > 1:
                 raise ValueError("partitioned training (partitions > 1) learns the kernel "
                                  "weights: use beta_select='train'")
-        try:
-            subsample = float(self.subsample)
-        except (TypeError, ValueError):
-            subsample = math.nan
-        if not (math.isfinite(subsample) and 0 <= subsample < 1):
-            raise ValueError(f"subsample must be a threshold in [0, 1) (0 = off; word2vec "
-                             f"uses 1e-3 to 1e-5), got {self.subsample!r}")
-        self._check_finite()
-
-    def _check_finite(self) -> None:
-        """A ``ValueError`` naming the first float parameter that is NaN or infinite (the
-        comparisons of :meth:`_check_params` let NaN through)."""
-        for name in ("lr", "min_lr", "reg", "beta_reg", "sigma", "alpha", "p", "q"):
-            value = getattr(self, name)
-            if value is None:  # unused by the kernel (sigma, alpha) or refused where used
-                continue
-            try:
-                finite = math.isfinite(float(value))
-            except (TypeError, ValueError):
-                finite = False
-            if not finite:
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
