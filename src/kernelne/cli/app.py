@@ -22,6 +22,7 @@ from kernelne.cli.options import (
     add_graph_input_options,
     add_model_options,
     add_partition_options,
+    check_method_options,
     check_model_options,
     check_options_on_graph,
     describe_fit,
@@ -73,6 +74,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     check_embedding_output(args.output, [args.input])
     if args.method == "kernelne":
         check_model_options(args)
+    else:
+        check_method_options(args)
     if args.model_out is not None:
         if args.method != "kernelne":
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
@@ -90,8 +93,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
         shared = dict(
             dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
-            epochs=args.epochs, workers=args.workers, random_state=args.seed,
-            verbose=not args.quiet,
+            epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
+            random_state=args.seed, verbose=not args.quiet,
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
