@@ -344,7 +344,7 @@ def test_fast_reader_hands_pyarrow_no_python_object(tmp_path, monkeypatch):
 def small_result():
     from types import SimpleNamespace
 
-    from kernelne.tune.search import TuneResult
+    from kernelne.tune.result import TuneResult
 
     model = SimpleNamespace(embedding_=np.ones((3, 2), np.float32), nodes_=np.arange(3))
     trials = [{"number": 0, "params": {"window": 3}, "score": 0.5, "seconds": 0.1}]
@@ -353,7 +353,7 @@ def small_result():
 
 @pytest.mark.parametrize("existing", [False, True])
 def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
-    from kernelne.tune.search import write_outputs
+    from kernelne.tune.result import write_outputs
 
     report = tmp_path / "rep"
     if existing:
@@ -372,7 +372,7 @@ def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
     def full(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(importlib.import_module("kernelne.tune.search"), "plot_trials", full)
+    monkeypatch.setattr(importlib.import_module("kernelne.tune.result"), "plot_trials", full)
     with pytest.raises(OSError, match="disk full"):
         write_outputs(small_result(), tmp_path / "e.npy", report)
     assert set(os.listdir(tmp_path)) == before
