@@ -42,6 +42,13 @@ Hanley and McNeil's for the one ROC-AUC of link validation. :attr:`TuneResult.ra
 :meth:`TuneResult.summary` say whether the winner's lead over the runner-up exceeds twice the
 gap's standard error ("the top two are within noise" otherwise).
 
+Trials are numbered from 1 (``trials[i]["number"]``, the ranking, the table). A fit that
+raises one of :data:`~kernelne.errors.FIT_ERRORS` (diverged rows, a refused combination,
+out of memory) is a failed trial: Optuna records it as ``FAIL``, the trial keeps
+``state="failed"`` and its ``reason``, and the search goes on; a finalist whose refit
+fails is left out of the choice the same way, and a winner whose refit on the whole graph
+fails gives way to the next best.
+
 The search space and the defaults live in :mod:`kernelne.tune.space`, the two validation
 protocols in :mod:`kernelne.tune.protocols`, the outcome in :mod:`kernelne.tune.result`.
 """
@@ -81,10 +88,12 @@ class _TrialFailed(Exception):
 
 
 def check_search(method: str, trials: int, timeout: float | None, test_nodes, holdout,
-                  val_fraction: float, val_repeats: int, search_walks: int | None,
-                  finalists: int = 3, final_repeats: int = 10) -> None:
+                 val_fraction: float, val_repeats: int, search_walks: int | None,
+                 finalists: int = 3, final_repeats: int = 10) -> None:
     """The search's own settings (:func:`tune`'s parameters), checked before anything is
     read: :class:`InputError` for a value out of range."""
+    import optuna  # noqa: F401 (a missing Optuna fails here, before anything is read)
+
     if method not in SEARCH_SPACES:
         raise InputError(f"unknown method {method!r} (use one of: {', '.join(SEARCH_SPACES)})")
     if int(trials) < 1:
@@ -157,39 +166,23 @@ def _c1_note(got: dict[str, Any], select_C: bool | None) -> str:
 
 
 
-def tune(
-    graph: Any,
-    labels: Any = None,
-    *,
-    method: str = "kernelne",
-    trials: int = 20,
-    timeout: float | None = None,
-    seed: int = 0,
-    test_nodes: Sequence | None = None,
-    holdout: float | None = None,
-    val_fraction: float = 0.2,
-    val_repeats: int = 2,
-    search_walks: int | None = None,
-    finalists: int = 3,
-    final_repeats: int = 10,
-    fixed: dict[str, Any] | None = None,
-    select_C: bool = True,
-    progress: bool = True,
-) -> TuneResult:
-    """Search ``method``'s settings (:data:`SEARCH_SPACES`) on validation data, then refit.
-
-    With labels, each trial is scored by the Micro-F1 of seeded 50/50 splits of the labelled
-    non-test nodes (the classifier's C chosen per split, see ``select_C``); without labels, by
-    the ROC-AUC of links held out of ``graph``. The search is Optuna's seeded TPE sampler;
-    the protocol is described in :mod:`kernelne.tune.search`.
+def tune(graph: Any, labels: Any = None, *, method: str = "kernelne", trials: int = 20,
+         timeout: float | None = None, seed: int = 0, test_nodes: Sequence | None = None,
+         holdout: float | None = None, val_fraction: float = 0.2, val_repeats: int = 2,
+         search_walks: int | None = None, finalists: int = 3, final_repeats: int = 10,
+         fixed: dict[str, Any] | None = None, select_C: bool = True,
+         progress: bool = True) -> TuneResult:
+    """Search ``method``'s settings (:data:`SEARCH_SPACES`) on validation data, then refit,
+    by the protocol of :mod:`kernelne.tune.search` (Optuna's seeded TPE sampler).
 
     Parameters
     ----------
     graph : Graph, path, networkx graph or sparse matrix
         The training graph (any source :func:`kernelne.load_graph` takes).
     labels : str, Path or tuple, optional
-        A label file or ``(node ids, n x K indicator)``; without labels the search validates
-        on held-out links.
+        A label file or ``(node ids, n x K indicator)``: trials are scored by the Micro-F1 of
+        seeded 50/50 splits of the labelled non-test nodes; without labels, by the ROC-AUC
+        of links held out of ``graph``.
     method : str, default "kernelne"
         ``"kernelne"`` or a baseline: ``"deepwalk"``, ``"node2vec"``, ``"line"``, ``"hope"``,
         ``"netmf"``.
@@ -211,27 +204,22 @@ def tune(
         Validation splits of a cheap trial (one with ``search_walks``).
     search_walks : int, optional
         Walks per node during the search only; the ``finalists`` best trials and the
-        defaults are then refitted with the full walk count and re-scored on
-        ``final_repeats`` validation splits, and the best of these precise scores wins.
-        Without ``search_walks`` every trial is scored on ``final_repeats`` splits at once.
+        defaults are then refitted with the full count and re-scored on ``final_repeats``
+        splits (the best precise score wins). Without it every trial is scored that way.
     finalists : int, default 3
         Best cheap trials refitted and re-scored (with ``search_walks``).
     final_repeats : int, default 10
         Validation splits of a precise score.
     fixed : dict, optional
         Parameters every fit gets (e.g. ``{"dim": 64, "workers": 2}``); a fixed parameter of
-        the search space is not searched (``{"loss": "squared"}`` searches the paper's loss
-        only) and the defaults that set it to another value are not tried
-        (:func:`default_candidates`).
+        the search space is not searched, and the defaults that set it to another value are
+        not tried (:func:`~kernelne.tune.space.default_candidates`).
     select_C : bool, default True
         With labels: choose the classifier's C per validation split among
-        :data:`~kernelne.evaluation.classification.SELECT_CS` (0.01 to 100) by 3-fold
-        cross-validation on that split's training nodes only, as ``kernelne evaluate
-        classify --select-C`` does, and choose the settings by that Micro-F1; the test score
-        chooses its C the same way on all non-test labelled nodes. Every trial and finalist
-        also records its Micro-F1 with C = 1 on the same splits (``score_c1``). False: the
-        paper's C = 1 throughout (the choice is then made by the C = 1 score). Ignored
-        without labels.
+        :data:`~kernelne.evaluation.classification.SELECT_CS` by 3-fold cross-validation on
+        that split's training nodes (as ``kernelne evaluate classify --select-C``), the test
+        score's C the same way; every score's C = 1 counterpart is recorded beside it
+        (``score_c1``). False: the paper's C = 1 throughout. Ignored without labels.
     progress : bool, default True
         Print one line per trial (and the refit) to standard error.
 
@@ -239,30 +227,16 @@ def tune(
     -------
     TuneResult
         ``best_params``, ``best_score`` and ``best_se``, every trial and finalist, the
-        refitted ``model``, ``validation`` (what was scored and how), ``chosen_by`` (the
-        score the choice was made by), ``ranking`` and the ``test_score`` (None without a
-        test part); with labels also the winner's C = 1 scores (``best_score_c1``,
-        ``test_score_c1``).
+        refitted ``model``, ``validation``, ``chosen_by``, ``ranking`` and the ``test_score``
+        (None without a test part); with labels also the winner's C = 1 scores.
 
     Raises
     ------
     InputError
         An unknown method, a setting out of range, test nodes or a holdout without labels,
-        or labels that cannot be validated on (nodes not in the graph, too few labelled
-        training nodes, a single label); or every trial failed on a setting the method
-        refuses.
+        labels that cannot be validated on, or every trial failed on a refused setting.
     TrainingError
-        Every trial (or every finalist) failed; the message names each setting and its
-        reason.
-
-    Notes
-    -----
-    Trials are numbered from 1 (``trials[i]["number"]``, the ranking, the table). A fit that
-    raises one of :data:`~kernelne.errors.FIT_ERRORS` (diverged rows, a refused combination,
-    out of memory) is a failed trial: Optuna records it as ``FAIL``, the trial keeps
-    ``state="failed"`` and its ``reason``, and the search goes on; a finalist whose refit
-    fails is left out of the choice the same way, and a winner whose refit on the whole graph
-    fails gives way to the next best.
+        Every trial (or every finalist) failed; the message names each setting and reason.
 
     Examples
     --------
@@ -272,10 +246,33 @@ def tune(
     ...               holdout=0.2, fixed={"workers": 1})  # doctest: +SKIP
     >>> print(result.summary())  # doctest: +SKIP
     """
-    import optuna  # noqa: F401 (missing optuna fails here, before the graph is read)
-
     check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
                  search_walks, finalists, final_repeats)
+    fixed, search_fixed, candidates, defaults = _settings(method, seed, fixed, search_walks)
+    if labels is None and (test_nodes is not None or holdout is not None):
+        raise InputError("test nodes and a holdout fraction need labels")
+    label_data = labels_of(labels) if labels is not None else None
+    g: Graph = load_graph(graph)
+    space.check_settings(method, fixed, g.n_nodes)
+    start = time.perf_counter()
+    staged = search_fixed != fixed  # cheap search trials, then finalists
+    counts = (f"{val_repeats} per search trial, {final_repeats} per finalist" if staged
+              else f"{final_repeats} per trial")
+    protocol = (LinkProtocol(g, val_fraction, seed) if label_data is None else
+                ClassificationProtocol(g, *label_data, labels, test_nodes, holdout, seed,
+                                       select_C, counts))
+    search = _Search(method, protocol, fixed, search_fixed, candidates, defaults,
+                     max(int(trials), len(defaults)), progress)
+    search.run(seed, timeout, start, int(val_repeats) if staged else int(final_repeats))
+    return search.result(search.finals(finalists, final_repeats), g, start)
+
+
+def _settings(method: str, seed: int, fixed: dict[str, Any] | None, search_walks: int | None
+              ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]],
+                         list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """``(fixed, search_fixed, candidates, defaults)``: the parameters every full fit and
+    every search fit gets, the method's defaults that agree with them and each default's
+    ``(search-space values, extra parameters)``, all checked (:class:`InputError`)."""
     fixed = {"random_state": seed, **(fixed or {})}
     search_fixed = dict(fixed)
     if search_walks is not None and method in ("kernelne", "deepwalk", "node2vec"):
@@ -286,36 +283,7 @@ def tune(
     defaults = [space.default_params(method, c, fixed) for c in candidates]
     for values, extra in defaults:
         space.check_settings(method, {**fixed, **values, **extra})
-    if labels is None and (test_nodes is not None or holdout is not None):
-        raise InputError("test nodes and a holdout fraction need labels")
-    if labels is not None:
-        label_nodes, Y = labels_of(labels)
-    g: Graph = load_graph(graph)
-    space.check_settings(method, fixed, g.n_nodes)
-    start = time.perf_counter()
-    # Cheap trials (fewer walks) are re-scored as finalists; full ones are precise at once.
-    staged = search_fixed != fixed
-    if labels is not None:
-        counts = (f"{val_repeats} per search trial, {final_repeats} per finalist" if staged
-                  else f"{final_repeats} per trial")
-        protocol: ClassificationProtocol | LinkProtocol = ClassificationProtocol(
-            g, label_nodes, Y, labels, test_nodes, holdout, seed, select_C, counts)
-    else:
-        protocol = LinkProtocol(g, val_fraction, seed)
-    search = _Search(method, protocol, fixed, search_fixed, candidates, defaults,
-                     max(int(trials), len(defaults)), progress)
-    search.run(seed, timeout, start, int(val_repeats) if staged else int(final_repeats))
-    finals = (search.rescore_finalists(finalists, final_repeats) if staged
-              else search.finals_as_scored())
-    win, best, model = search.refit_winner(finals, g)
-    return TuneResult(method, best["params"], win["score"], protocol.metric, search.records,
-                      model, protocol.validation, win["test_score"],
-                      time.perf_counter() - start, fixed, finals=finals,
-                      ranking=rank_finalists([f for f in finals if f.get("state") != "failed"],
-                                             search.names),
-                      best_se=win["se"], select_C=protocol.select_C,
-                      chosen_by=protocol.chosen_by, best_score_c1=win.get("score_c1"),
-                      best_se_c1=win.get("se_c1"), test_score_c1=win.get("test_score_c1"))
+    return fixed, search_fixed, candidates, defaults
 
 
 class _Search:
@@ -426,6 +394,13 @@ class _Search:
                   f"{json.dumps(params)}", file=sys.stderr, flush=True)
         return got["score"]
 
+    def finals(self, finalists: int, final_repeats: int) -> list[dict[str, Any]]:
+        """The finalists' precise scores: cheap trials (fewer walks) are re-scored
+        (:meth:`rescore_finalists`); full ones were precise at once."""
+        if self.staged:
+            return self.rescore_finalists(finalists, final_repeats)
+        return self.finals_as_scored()
+
     def finals_as_scored(self) -> list[dict[str, Any]]:
         """Without cheap trials: every completed trial is a finalist, with its score."""
         return [{"number": r["number"], "score": r["score"], "se": r["se"],
@@ -508,3 +483,16 @@ class _Search:
                                      win["reason"])
         self.kept.clear()
         return win, best, model
+
+    def result(self, finals: list[dict[str, Any]], graph: Graph, start: float) -> TuneResult:
+        """The :class:`TuneResult`: the winner of ``finals`` refitted on ``graph`` (see
+        :meth:`refit_winner`), timed from ``start``."""
+        win, best, model = self.refit_winner(finals, graph)
+        scored = [f for f in finals if f.get("state") != "failed"]
+        p = self.protocol
+        return TuneResult(self.method, best["params"], win["score"], p.metric, self.records,
+                          model, p.validation, win["test_score"], time.perf_counter() - start,
+                          self.fixed, finals=finals, ranking=rank_finalists(scored, self.names),
+                          best_se=win["se"], select_C=p.select_C, chosen_by=p.chosen_by,
+                          best_score_c1=win.get("score_c1"), best_se_c1=win.get("se_c1"),
+                          test_score_c1=win.get("test_score_c1"))
