@@ -134,3 +134,16 @@ def test_the_layer_rules_see_a_breach():
 
     assert _imports_from(Fake(), "kernelne.engine") == {
         ("kernelne.engine.walks", "sklearn"), ("kernelne.engine.walks", "kernelne.model.kernelne")}
+
+
+def test_the_module_paths_of_0_2_0_still_import(recwarn):
+    """Every deprecated module path resolves to the module that now holds its code."""
+    import importlib
+
+    import kernelne
+
+    for old, new in kernelne.MOVED_MODULES.items():
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=f"import {new}"):
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
