@@ -60,39 +60,6 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = ()
     return out
 
 
-def whole_number(text: str) -> int:
-    """``text`` as an int, or argparse's error "not a whole number" (the start of every
-    count type of the command line)."""
-    import argparse
-
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
-def job_count(text: str) -> int:
-    """argparse type for ``--jobs``: a positive count, or -1 for every core."""
-    import argparse
-
-    value = whole_number(text)
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(
-            f"{value}: use a positive number of jobs, or -1 for every core")
-    return value
-
-
-def positive_count(text: str) -> int:
-    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
-    while parsing, so nothing is created before a bad value is refused)."""
-    import argparse
-
-    value = whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
-    return value
-
-
 def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     """Processes worth starting: at most one per task and one per core."""
     cores = os.cpu_count() or 1

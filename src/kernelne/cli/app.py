@@ -337,23 +337,11 @@ def _version() -> str:
 
 
 def _extensions() -> list[Callable]:
-    """Subcommands defined next to the code they run (evaluation, baselines, reproduce)."""
-    found = []
-    for module, attr in [("kernelne.cli.evaluate", "register"),
-                         ("kernelne.cli.reproduce", "register"),
-                         ("kernelne.tune.search", "register"),
-                         ("kernelne.evaluation.plot", "register"),
-                         ("kernelne.graphs.datasets", "register"),
-                         ("kernelne.graphs.generators", "register"),
-                         ("kernelne.cli.docs", "register")]:
-        try:
-            mod = __import__(module, fromlist=[attr])
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("kernelne"):
-                continue
-            raise
-        found.append(getattr(mod, attr))
-    return found
+    """The ``register`` functions of the subcommands with a module of their own."""
+    from kernelne.cli import datasets, docs, evaluate, generate, plot, reproduce, tune
+
+    return [evaluate.register, reproduce.register, tune.register, plot.register,
+            datasets.register, generate.register, docs.register]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -8,12 +8,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
+from kernelne.cli.grammar import add_command, add_deprecated_alias, job_count, seed_value
 from kernelne.errors import InputError
 from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
-from kernelne.outputs import check_output_path, job_count
+from kernelne.outputs import check_output_path
 
 
 def parse_ratios(text: str) -> list[float]:

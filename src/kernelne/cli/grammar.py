@@ -119,11 +119,36 @@ def output_or_positional(args: argparse.Namespace, command: str, metavar: str) -
     return args.output
 
 
+def whole_number(text: str) -> int:
+    """``text`` as an int, or argparse's error "not a whole number" (the start of every
+    count type of the command line)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def job_count(text: str) -> int:
+    """argparse type for ``--jobs``: a positive count, or -1 for every core."""
+    value = whole_number(text)
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(
+            f"{value}: use a positive number of jobs, or -1 for every core")
+    return value
+
+
+def positive_count(text: str) -> int:
+    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
+    while parsing, so nothing is created before a bad value is refused)."""
+    value = whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
+    return value
+
+
 def seed_value(text: str) -> int:
     """argparse type of ``--seed``: a whole number >= 0 (numpy's seeds), refused while parsing
     so that nothing runs before a bad seed is reported."""
-    from kernelne.outputs import whole_number
-
     value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value}: a seed is a whole number >= 0")

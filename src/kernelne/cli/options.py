@@ -8,7 +8,7 @@ import argparse
 import math
 import sys
 
-from kernelne.cli.grammar import seed_value
+from kernelne.cli.grammar import positive_count, seed_value
 from kernelne.errors import InputError
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
@@ -24,7 +24,6 @@ from kernelne.model.params import (
     Rule,
     Seed,
 )
-from kernelne.outputs import positive_count
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,38 @@
+"""Training that diverges or has no pairs is one error line and no output."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelne.cli.app import main
+
+EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text(EDGES)
+    return path
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
+
+
+def test_diverged_training_is_an_error_without_output(graph_file, tmp_path, capsys):
+    out = tmp_path / "emb.txt"
+    code, err = _run(["embed", graph_file, "-o", out, "--kernel", "linear", "--lr", "1000",
+                      "--min-lr", "1000", *FAST], capsys)
+    assert code == 1 and "diverged" in err and not out.exists()
+    assert not list(tmp_path.glob(".emb.txt.*"))  # no temporary file left behind
+
+
+def test_zero_pair_training_is_an_error(graph_file, tmp_path, capsys):
+    out = tmp_path / "emb.txt"
+    code, err = _run(["embed", graph_file, "-o", out, "--walk-length", "1", *FAST], capsys)
+    assert code == 1 and "no (center, context) pair" in err and not out.exists()
