@@ -4,6 +4,7 @@ written atomically (a temporary file renamed into place, so a failed run leaves 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -21,23 +22,69 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_not_url(path: str | Path, role: str) -> None:
+    """Fail now (``InputError``) if ``path`` is a URL (``s3://...``, ``https://...``):
+    inputs and outputs are local files; only ``--partition-dir`` takes a URL.
+
+    ``role``: how the message names the path (``"the output"``, ``"an input"``).
+    """
+    text = str(path)
+    if isinstance(path, str) and _URL.match(text):
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise InputError(f"{shown}: {role} is a URL; inputs and outputs are local files "
+                         "(only --partition-dir takes a URL): copy it to or from a local "
+                         "path first")
+
+
+def check_not_inputs(written: Iterable[tuple[str | Path, str]],
+                     inputs: Iterable[str | Path | None]) -> None:
+    """Fail now (``InputError``) if a file a command writes (or deletes) is one of its inputs.
+
+    Parameters
+    ----------
+    written : iterable of (path, role)
+        Every file the command may write or remove: the output itself (role ``""``) and its
+        companions, such as the ids sidecar of a ``.npy`` output or the files written into an
+        output folder (role: how the message names it).
+    inputs : iterable of str, Path or None
+        The files the command reads; ``None`` and non-paths are skipped.
+
+    Raises
+    ------
+    InputError
+        A written path and an input are the same file (same path once resolved, a symbolic
+        link to it, or a hard link).
+    """
+    sources = [Path(s) for s in inputs if isinstance(s, (str, Path)) and str(s) not in ("", "-")]
+    for out, role in written:
+        out = Path(out)
+        for source in sources:
+            if _same_file(out, source):
+                what = "the output" if not role else f"{out} ({role})"
+                raise InputError(f"{what} is the input file {source}: refusing to overwrite "
+                                 "it (choose another output path)", out if not role else None)
+
+
 def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = (),
-                      folder: bool = False) -> Path:
+                      folder: bool = False,
+                      companions: Iterable[tuple[str | Path, str]] = ()) -> Path:
     """Fail now (``InputError``) if ``path`` cannot be written or would replace an input.
 
     ``folder``: the output is a folder (created if missing) rather than a file. The parent
     folder must exist and take a new file (probed with a real temporary file, so read-only
-    mounts and ``/proc`` are caught even for root).
+    mounts and ``/proc`` are caught even for root). ``companions``: ``(path, role)`` of the
+    other files written with the output (a sidecar; the files written into an output
+    folder), checked against ``inputs`` too (:func:`check_not_inputs`).
     """
     if str(path).strip() == "":
         raise InputError("the output path is empty")
+    check_not_url(path, "the output")
     out = Path(path)
-    for source in inputs:
-        if source is None or not isinstance(source, (str, Path)):
-            continue
-        if _same_file(out, Path(source)):
-            raise InputError(f"the output is the input file {source}: refusing to overwrite "
-                             "it (choose another output path)", out)
+    inputs = list(inputs)
+    check_not_inputs([(out, ""), *companions], inputs)
     if folder:
         if out.exists() and not out.is_dir():
             raise InputError("cannot write a folder here: a file of that name exists", out)

@@ -68,7 +68,7 @@ def _shown(output: str) -> str:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from kernelne.embedding_io import check_embedding_output, save_embedding
+    from kernelne.embedding_io import check_embedding_output, check_ids_writable
 
     check_embedding_output(args.output, [args.input])
     if args.method == "kernelne":
@@ -80,6 +80,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     graph = read_input_graph(args)
     load_seconds = time.perf_counter() - start
+    check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
     if args.method == "kernelne":
         check_options_on_graph(args, graph)
@@ -104,9 +105,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
                 model.fit(graph, client=client)
         else:
             model.fit(graph)
-        save_embedding(args.output, model.embedding_, graph.nodes)
-        if args.model_out is not None:
-            save_model_or_undo(model, args.model_out, args.output)
+        save_outputs(model, args.output, graph.nodes, args.model_out)
     if not args.quiet:
         out = _summary_stream(args)
         seconds = time.perf_counter() - start
@@ -140,22 +139,22 @@ def rows_on_disk(model):
             model.partition_dir = None
 
 
-def save_model_or_undo(model, model_out: str, output: str) -> None:
-    """Save ``model`` to ``model_out``; if that fails, remove the embedding ``output`` this
-    run wrote, so that a run leaves both files or neither."""
-    try:
-        model.save_model(model_out)
-    except BaseException as exc:
-        if output == "-":
-            raise
-        with contextlib.suppress(OSError):
-            os.unlink(output)
-        undone = f"(the embedding {output} was removed too)"
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write {model_out}: {exc.strerror or exc} {undone}") from None
-        if isinstance(exc, InputError):
-            raise InputError(f"{exc} {undone}") from None
-        raise
+def save_outputs(model, output: str, nodes, model_out: str | None) -> None:
+    """Write the embedding ``output`` and, with ``model_out``, the model file: both or neither.
+
+    The model file is written first to a temporary name (the larger file, so a full disk
+    stops the run there), then the embedding and its ids sidecar, then the model file is
+    renamed into place: a failure leaves the files from before the run as they were."""
+    from kernelne.embedding_io import save_embedding
+    from kernelne.model.model_file import save_model
+
+    def embedding() -> None:
+        save_embedding(output, model.embedding_, nodes)
+
+    if model_out is None:
+        embedding()
+    else:
+        save_model(model, model_out, then=embedding)
 
 
 def check_distinct_outputs(output, model_out, inputs) -> None:
@@ -171,7 +170,7 @@ def check_distinct_outputs(output, model_out, inputs) -> None:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    from kernelne.embedding_io import check_embedding_output, save_embedding
+    from kernelne.embedding_io import check_embedding_output, check_ids_writable
     from kernelne.model.kernelne import KernelNE
 
     check_embedding_output(args.output, [args.model, args.input])
@@ -184,11 +183,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.seed is not None:
         model.set_params(random_state=args.seed)
     graph = read_input_graph(args)
+    check_ids_writable(args.output, model.nodes_)
+    check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
     model.partial_fit(graph, touched_rate=args.touched_rate)
-    save_embedding(args.output, model.embedding_, model.nodes_)
-    if args.model_out is not None:
-        save_model_or_undo(model, args.model_out, args.output)
+    save_outputs(model, args.output, model.nodes_, args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"graph      {graph.summary()}\n"

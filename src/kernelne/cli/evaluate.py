@@ -143,9 +143,12 @@ def cmd_heuristics(args: argparse.Namespace) -> int:
 
 
 def cmd_split(args: argparse.Namespace) -> int:
-    from kernelne.evaluation.splits import make_link_split
+    from kernelne.evaluation.splits import SPLIT_FILES, make_link_split
 
-    check_output_path(args.out_dir, [args.graph], folder=True)
+    folder = Path(args.out_dir)
+    check_output_path(args.out_dir, [args.graph], folder=True, companions=[
+        (folder / name, f"written by split into --out-dir {args.out_dir}")
+        for name in SPLIT_FILES])
     start = time.perf_counter()
     split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed,
                             cap=args.cap)

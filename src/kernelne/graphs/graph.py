@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from kernelne.graphs.edgelist_fast import (
     read_bytes,
 )
 from kernelne.graphs.npz import read_graph_arrays
+from kernelne.outputs import check_not_url
 
 _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
@@ -346,10 +348,15 @@ def open_text(path: str | Path):
     return open(path, encoding="utf-8-sig")
 
 
-def iter_records(path: str | Path):
-    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file."""
+def iter_records(path: str | Path, data: bytes | None = None):
+    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file.
+
+    ``data``: the file's bytes, already read (and gunzipped) by the caller; the path is then
+    only named in messages (a pipe or FIFO can be read only once).
+    """
     try:
-        with open_text(path) as fh:
+        with (open_text(path) if data is None else
+              io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig")) as fh:
             for lineno, line in enumerate(fh, 1):
                 s = line.strip()
                 if not s or s.startswith(_COMMENTS):
@@ -404,7 +411,9 @@ def read_edgelist(
     except (EOFError, gzip.BadGzipFile, OSError) as exc:
         raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
                          path) from None
-    first_line, header = _check_header(path, header)
+    # a FIFO or pipe is read once: the header check and the line reader use its bytes
+    kept = None if path.is_file() else data
+    first_line, header = _check_header(path, header, kept)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
     del data
     if parsed is not None:
@@ -415,7 +424,7 @@ def read_edgelist(
                                         and not weights_out_of_float32(weights).any()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
-        dense, nodes, m, weights = _read_lines(path, first_line if header else None)
+        dense, nodes, m, weights = _read_lines(path, first_line if header else None, kept)
         if unweighted:
             weights = None
     if not header:
@@ -437,7 +446,8 @@ HEADER_WORDS = frozenset({
     "weights", "w", "start", "end", "origin", "sender", "receiver", "in", "out"})
 
 
-def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
+def _check_header(path: Path, header: bool,
+                  data: bytes | None = None) -> tuple[int | None, bool]:
     """``(line number of the first record, whether to skip it as a header)``.
 
     * ``header`` and the first line is an edge of integer ids like the lines below it: an
@@ -448,7 +458,7 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
       skipped as a header, with a warning.
     """
     records = []
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         records.append((lineno, fields))
         if len(records) == 50:
             break
@@ -510,13 +520,14 @@ def _drop_line(data: bytes, lineno: int | None) -> bytes:
     return data[:start] + (b"" if end < 0 else data[end:])
 
 
-def _read_lines(path: Path, skip: int | None):
-    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``."""
+def _read_lines(path: Path, skip: int | None, data: bytes | None = None):
+    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``; ``data``:
+    the file's bytes when it cannot be opened again (a pipe)."""
     heads: list[str] = []
     tails: list[str] = []
     weights: list[float] = []
     n_fields = None
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         if lineno == skip:
             continue
         if len(fields) not in (2, 3):
@@ -707,6 +718,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     if sp.issparse(source) or isinstance(source, np.ndarray):
         return from_scipy(source, directed=directed)
     if isinstance(source, (str, Path)):
+        check_not_url(source, "the graph")
         path = Path(source)
         check_readable(path)
         if path.suffix.lower() == ".mat":

@@ -54,10 +54,13 @@ def check_model_path(path: str | Path) -> None:
                          "(save writes the embedding alone)", path)
 
 
-def save_model(model: Any, path: str | Path) -> None:
+def save_model(model: Any, path: str | Path, then: Any = None) -> None:
     """Write the fitted ``model`` (a :class:`~kernelne.model.kernelne.KernelNE`) to ``path``
-    (``.npz``),
-    atomically."""
+    (``.npz``), atomically.
+
+    ``then``: a callable run after the model is written to its temporary name and before it
+    is renamed into place (the CLI writes the embedding there): if it fails, ``path`` is left
+    as it was, so that a run leaves both files or neither."""
     check_is_fitted(model, "walk_counts_",
                     msg="This %(name)s instance is not fitted yet: only a fitted model can be "
                         "saved (call fit or load_model first).")
@@ -89,6 +92,8 @@ def save_model(model: Any, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+        if then is not None:
+            then()
 
 
 def load_model(path: str | Path, estimator: type) -> Any:

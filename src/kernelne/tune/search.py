@@ -1175,7 +1175,9 @@ def cmd_tune(args) -> int:
     check_embedding_output(args.output, inputs)
     report = args.report_dir
     if report:
-        check_output_path(report, inputs, folder=True)
+        check_output_path(report, inputs, folder=True, companions=[
+            (Path(report) / name, f"written by tune into --report-dir {report}")
+            for name in ("trials.csv", "best.json", "trials.png", "map.png")])
         if os.path.realpath(report) == os.path.realpath(args.output):
             raise InputError("--report-dir is the embedding output (-o): choose another "
                              "folder", report)
