@@ -26,6 +26,7 @@ import numpy as np
 
 from kernelne.errors import InputError
 from kernelne.graphs.graph import iter_records
+from kernelne.graphs.npz import check_member_sizes
 from kernelne.outputs import atomic_path, check_not_url, check_output_path
 
 STDOUT = "-"
@@ -284,6 +285,7 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if kind not in (FORMAT, MODEL_FORMAT):
                 raise InputError("not an embedding file (write one with `kernelne embed ... -o "
                                  "EMB.npz`; a model file is read too)", path)
+            check_member_sizes(z, ("embedding", "nodes"), path)
             vectors, nodes = z["embedding"], z["nodes"]
     except InputError:
         raise

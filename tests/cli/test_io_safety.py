@@ -257,3 +257,85 @@ def test_urls_are_named_as_urls(tmp_path, graph_file, capsys, where):
     assert code == 2 and url in err and "is a URL" in err and "--partition-dir" in err
     assert "folder does not exist" not in err and "no such file" not in err
     assert not Path("s3:").exists()
+
+
+# F31, F32, F33, F36: crafted graph .npz files stop at the reader with one line
+
+def _graph_npz(tmp_path, name, **changes):
+    from kernelne.graphs.graph import Graph
+    from kernelne.graphs.npz import save_graph
+
+    src, dst = np.arange(6), (np.arange(6) + 1) % 6
+    save_graph(Graph.from_edges(src, dst), tmp_path / "ok.npz")
+    with np.load(tmp_path / "ok.npz") as z:
+        arrays = {k: z[k] for k in z.files} | changes
+    np.savez(tmp_path / name, **arrays)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"indptr": np.array([0, 1.5, 3, 4, 6, 8, 12.0])}, "indptr must be a 1-D array of integers"),
+    ({"indices": np.linspace(0.2, 5.7, 12)}, "indices must be a 1-D array of integers"),
+    ({"indptr": np.array([0, 2, 4, 6, 8, 10, 12], dtype=np.uint8)[::-1].copy()},
+     "inconsistent CSR arrays"),
+    ({"indices": np.full(12, 7, dtype=np.int64)}, "inconsistent CSR arrays"),
+    ({"nodes": np.full(6, 7)}, "a node id is listed twice"),
+    ({"nodes": np.arange(6).reshape(6, 1)}, "nodes must be a 1-D array"),
+    ({"weights": np.ones(12, dtype=np.complex64)}, "weights must be a 1-D array of float32"),
+])
+def test_crafted_graph_npz_is_one_line(tmp_path, capsys, changes, message):
+    bad = _graph_npz(tmp_path, "bad.npz", **changes)
+    code, err = _run(["embed", bad, "-o", tmp_path / "o.txt", *FAST], capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_graph_npz_with_small_integer_arrays_still_reads(tmp_path):
+    from kernelne.graphs.graph import load_graph
+
+    with np.load(_graph_npz(tmp_path, "x.npz")) as z:
+        indptr, indices = z["indptr"].astype(np.int32), z["indices"].astype(np.uint16)
+    g = load_graph(_graph_npz(tmp_path, "small.npz", indptr=indptr, indices=indices))
+    assert g.indptr.dtype == np.int64 and g.indices.dtype == np.int32 and g.n_edges == 6
+
+
+# H8: a small model file cannot make the loader allocate its declared sizes
+
+def _add_member(path, key, shape, dtype="<f8"):
+    """Append an array member whose header declares ``shape`` but which holds 16 bytes."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False,
+                                               "shape": shape})
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr(key + ".npy", buf.getvalue() + bytes(16))
+
+
+@pytest.fixture
+def model_file(tmp_path, graph_file, capsys):
+    model = tmp_path / "m.npz"
+    assert _run(["embed", graph_file, "-o", tmp_path / "e.txt", "--model-out", model, *FAST],
+                capsys)[0] == 0
+    return model
+
+
+def test_model_file_arrays_it_does_not_use_are_never_read(model_file):
+    from kernelne.model.kernelne import KernelNE
+
+    _add_member(model_file, "junk", (10**12,))  # 8 TB declared: reading it would fail
+    assert KernelNE.load_model(model_file).embedding_.shape == (30, 4)
+
+
+def test_model_file_declaring_more_than_it_holds_is_refused(model_file, tmp_path):
+    from kernelne.model.kernelne import KernelNE
+
+    rebuilt = tmp_path / "big.npz"
+    with np.load(model_file) as z:
+        arrays = {k: z[k] for k in z.files if k != "embedding"}
+    np.savez(rebuilt, **arrays)
+    _add_member(rebuilt, "embedding", (10**6, 10**4), "<f4")
+    with pytest.raises(InputError, match=r"its array embedding declares shape \(1000000, "
+                                         r"10000\) \(40,000,000,000 bytes\)"):
+        KernelNE.load_model(rebuilt)

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.kernels import Kernel
 from kernelne.errors import InputError
+from kernelne.graphs.npz import check_member_sizes
 from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-model", 1
@@ -44,6 +45,12 @@ def _plain_param(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+# the arrays a model file holds (any other array of the archive is never read)
+MODEL_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
+              "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
+              "walk_counts", "degrees", "output_scale", "setting", "directed")
 
 
 def check_model_path(path: str | Path) -> None:
@@ -112,7 +119,8 @@ def load_model(path: str | Path, estimator: type) -> Any:
             if int(z["version"]) != VERSION:
                 raise InputError(f"model file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            arrays = {k: z[k] for k in z.files}
+            check_member_sizes(z, MODEL_KEYS, path)
+            arrays = {k: z[k] for k in MODEL_KEYS if k in z.files}
         params = json.loads(str(arrays["params"]))
         directed = params.pop("directed", None)  # older files: the only record, if any
         if "directed" in arrays:
