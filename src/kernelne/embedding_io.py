@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import iter_records
 from kernelne.graphs.npz import check_member_sizes
 from kernelne.outputs import atomic_path, check_not_url, check_output_path
@@ -77,13 +77,12 @@ def check_ids_writable(path: str | Path, nodes) -> None:
         text = str(node)
         bad = ("\n" in text or "\r" in text) if npy else _TEXT_ID_BAD.search(text)
         if bad:
-            shown = text if len(text) <= 80 else text[:77] + "..."
             if npy:
-                raise InputError(f"node id {shown!r} holds a line break: the ids file beside a "
+                raise InputError(f"node id {quote(text)} holds a line break: the ids file beside a "
                                  ".npy holds one id per line; write .npz instead", path)
-            raise InputError(f"node id {shown!r} is empty, holds whitespace or a comma, or starts "
-                             "a comment (# or %): word2vec text cannot hold it; write .npz or "
-                             ".npy instead", path)
+            raise InputError(f"node id {quote(text)} is empty, holds whitespace or a comma, or "
+                             "starts a comment (# or %): word2vec text cannot hold it; write "
+                             ".npz or .npy instead", path)
 
 
 def nodes_sidecar(path: str | Path) -> Path:
@@ -238,7 +237,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         except ValueError:
             raise InputError("a vector entry is not a number", path, lineno) from None
         if fields[0] in seen:
-            raise InputError(f"node {fields[0]!r} appears twice (first on line "
+            raise InputError(f"node {quote(fields[0])} appears twice (first on line "
                              f"{seen[fields[0]]})", path, lineno)
         seen[fields[0]] = lineno
         ids.append(fields[0])
@@ -268,8 +267,7 @@ def _read_sidecar(side: Path) -> np.ndarray:
     seen: dict[str, int] = {}
     for lineno, node in enumerate(ids, 1):
         if node in seen:
-            shown = node if len(node) <= 80 else node[:77] + "..."
-            raise InputError(f"node {shown!r} appears twice (first on line {seen[node]})",
+            raise InputError(f"node {quote(node)} appears twice (first on line {seen[node]})",
                              side, lineno)
         seen[node] = lineno
     return np.array(ids, dtype=object)

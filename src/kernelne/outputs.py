@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -33,10 +33,9 @@ def check_not_url(path: str | Path, role: str) -> None:
     """
     text = str(path)
     if isinstance(path, str) and _URL.match(text):
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        raise InputError(f"{shown}: {role} is a URL; inputs and outputs are local files "
-                         "(only --partition-dir takes a URL): copy it to or from a local "
-                         "path first")
+        raise InputError(f"{quote(text, bare=True)}: {role} is a URL; inputs and outputs are "
+                         "local files (only --partition-dir takes a URL): copy it to or from "
+                         "a local path first")
 
 
 def check_not_inputs(written: Iterable[tuple[str | Path, str]],

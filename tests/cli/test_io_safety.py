@@ -339,3 +339,39 @@ def test_model_file_declaring_more_than_it_holds_is_refused(model_file, tmp_path
     with pytest.raises(InputError, match=r"its array embedding declares shape \(1000000, "
                                          r"10000\) \(40,000,000,000 bytes\)"):
         KernelNE.load_model(rebuilt)
+
+
+# F22: an error line quotes at most 80 characters of the offending text
+
+@pytest.mark.parametrize("text, message", [
+    ("0 2 1\n0 1 " + "9" * 10**6 + "\n1 2 1\n", "negative or non-finite weight 9999"),
+    ("0 2 1\n0 1 x" + "9" * 10**6 + "\n1 2 1\n", "weight 'x999"),
+    ("y" * 10**6 + " x\n1 2\n2 3\n", "looks like a header line ('yyy"),
+], ids=["weight", "not-a-number", "header"])
+def test_error_lines_quoting_a_huge_input_are_capped(tmp_path, capsys, text, message):
+    graph = tmp_path / "long.txt"
+    graph.write_text(text)
+    code, err = _run(["embed", graph, "-o", tmp_path / "o.txt", *FAST], capsys)
+    assert code == 2 and message in err and len(err) < 400 and len(err.splitlines()) == 1
+    assert "(1,000,00" in err
+
+
+def test_quote_says_how_long_the_cut_text_was():
+    from kernelne.errors import quote
+
+    assert quote("abc") == "'abc'"
+    assert quote("a" * 100, 5) == "'aaaaa'... (100 characters)"
+    assert quote("1" * 100, 3, bare=True) == "111... (100 characters)"
+
+
+def test_a_huge_message_is_cut_to_one_short_line(capsys, monkeypatch):
+    import kernelne.cli.app as app
+
+    def boom(args):
+        raise InputError("x" * 10**6 + "\nsecond line")
+
+    monkeypatch.setattr(app, "cmd_demo", boom)
+    code = app.main(["demo"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err) <= app.MESSAGE_LIMIT + 40 and err.count("\n") == 1
+    assert err.rstrip().endswith("second line")

@@ -382,6 +382,18 @@ def _on_sigterm(signum, frame) -> None:
     raise _Terminated
 
 
+MESSAGE_LIMIT = 2000  # characters of an error line; the quotes in it are capped already
+
+
+def _capped(exc: BaseException) -> str:
+    """The error's message on one line, at most about :data:`MESSAGE_LIMIT` characters (its
+    start and end kept): a message quoting a huge input is never echoed whole."""
+    text = " ".join(str(exc).splitlines())
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    return f"{text[:MESSAGE_LIMIT - 500]} ... {text[-400:]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     if threading.current_thread() is threading.main_thread():
@@ -392,13 +404,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except InputError as exc:
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:  # an impossible parameter combination
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 2
     except TrainingError as exc:
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 1
     except MemoryError as exc:
         print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
@@ -23,7 +23,7 @@ def parse_ratios(text: str) -> list[float]:
         try:
             value = float(token.rstrip("%")) / (100 if token.endswith("%") else 1)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a ratio: {token!r}") from None
+            raise argparse.ArgumentTypeError(f"not a ratio: {quote(token)}") from None
         if not 0 < value < 1:
             raise argparse.ArgumentTypeError(
                 f"ratio {token} must lie strictly between 0 and 1 (or 0% and 100%)"

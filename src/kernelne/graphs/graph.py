@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
     dense_int_ids,
@@ -471,7 +471,7 @@ def _check_header(path: Path, header: bool,
     if header:
         if rest_ints and len(fields) in (2, 3) and all(is_canonical_int(t) for t in ids(fields)):
             raise InputError(
-                f"--header (header=True): the first line {' '.join(fields)!r} is an edge of "
+                f"--header (header=True): the first line {quote(' '.join(fields))} is an edge of "
                 "integer ids like the lines below it, not column names: it would be dropped "
                 "(leave out --header)", path, lineno)
         return lineno, True
@@ -479,12 +479,12 @@ def _check_header(path: Path, header: bool,
         return lineno, False
     if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and rest_ints:
         raise InputError(
-            f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
-            "(header=True) to skip it", path, lineno)
+            f"looks like a header line ({quote(' '.join(fields))} above integer ids): pass "
+            "--header (header=True) to skip it", path, lineno)
     if len(fields) in (2, 3) and all(t.lower() in HEADER_WORDS for t in fields):
         import warnings
 
-        warnings.warn(f"{path}:{lineno}: {' '.join(fields)!r} taken for column names and "
+        warnings.warn(f"{path}:{lineno}: {quote(' '.join(fields))} taken for column names and "
                       "skipped (pass --header to say so)", stacklevel=3)
         return lineno, True
     return lineno, False
@@ -504,7 +504,7 @@ def _warn_if_header_like(path: Path, lineno: int | None, dense: np.ndarray, node
         import warnings
 
         names = f"{nodes[first[0]]} {nodes[first[1]]}"
-        warnings.warn(f"{path}:{lineno}: the first line {names!r} names two nodes that appear "
+        warnings.warn(f"{path}:{lineno}: the first line {quote(names)} names two nodes that appear "
                       "nowhere else: if it holds column names, pass --header to skip it",
                       stacklevel=3)
 
@@ -549,13 +549,16 @@ def _read_lines(path: Path, skip: int | None, data: bytes | None = None):
             try:
                 w = float(fields[2])
             except ValueError:
-                raise InputError(f"weight {fields[2]!r} is not a number", path, lineno) from None
+                raise InputError(f"weight {quote(fields[2])} is not a number", path,
+                                 lineno) from None
             if not np.isfinite(w) or w < 0:
-                raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
+                shown = quote(fields[2], bare=True)
+                raise InputError(f"negative or non-finite weight {shown}", path, lineno)
             if w == 0:
                 raise InputError("zero weight (leave the edge out instead)", path, lineno)
             if weights_out_of_float32(np.array([w]))[0]:
-                raise InputError(f"weight {fields[2]} is outside the float32 range "
+                raise InputError(f"weight {quote(fields[2], bare=True)} is outside the float32 "
+                                 "range "
                                  f"{WEIGHT_RANGE} the walks use: rescale the weights",
                                  path, lineno)
             weights.append(w)
