@@ -375,3 +375,40 @@ def test_a_huge_message_is_cut_to_one_short_line(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 2 and len(err) <= app.MESSAGE_LIMIT + 40 and err.count("\n") == 1
     assert err.rstrip().endswith("second line")
+
+
+# G4, G6, G10: a deprecated option and its new spelling given together are refused
+
+@pytest.mark.parametrize("argv, old, new", [
+    (["evaluate", "classify", "e.npy", "l.txt", "--method", "A", "--name", "B"],
+     "--method", "--name"),
+    (["evaluate", "classify", "e.npy", "l.txt", "--name", "B", "--method", "A"],
+     "--method", "--name"),
+    (["tune", "g.txt", "-o", "t.npy", "--report", "r1", "--report-dir", "r2"],
+     "--report", "--report-dir"),
+    (["tune", "g.txt", "-o", "t.npy", "--report-dir", "r2", "--report", "r1"],
+     "--report", "--report-dir"),
+    (["plot", "e.npy", "-o", "p.png", "--method", "pca", "--projection", "tsne"],
+     "--method", "--projection"),
+    (["reproduce", "--out-dir", "b", "--out", "a", "--write-config", "c.toml"],
+     "--out", "--out-dir"),
+])
+def test_old_and_new_spellings_together_are_refused(tmp_path, capsys, monkeypatch, argv, old,
+                                                     new):
+    monkeypatch.chdir(tmp_path)
+    code, err = _run(argv, capsys)
+    assert code == 2 and f"{old} (deprecated) and {new} both given: give only {new}" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_deprecated_option_twice_with_two_values_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["split", "g.txt", "-o", "s5", "-o", "s6"])
+    assert exc.value.code == 2 and "given twice (s5, then s6)" in capsys.readouterr().err
+
+
+def test_a_deprecated_option_alone_still_works(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = _run(["reproduce", "--out", "a", "--write-config", "c.toml"], capsys)
+    assert code == 0 and "--out is deprecated" in err and (tmp_path / "c.toml").exists()

@@ -232,6 +232,8 @@ def test_audit_line_gives_the_best_finalists_score(groups, fake):
     (["--fix", "kernel=gauss", "--fix", "kernel=multi"],
      '--fix kernel given twice ("gauss", then "multi"): give it once'),
     (["--seed", "-1"], "argument --seed: -1: a seed is a whole number >= 0"),
+    (["--fix", "partitions=2", "--fix", "partition_dir=pd"],  # D14
+     "every trial (and the refit) would share one partition folder"),
 ])
 def test_cli_refuses_before_the_search(karate, tmp_path, capsys, no_search, extra, expected):
     edges, _ = karate

@@ -16,7 +16,13 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
-from kernelne.cli.grammar import HelpFormatter, add_command, output_or_positional, seed_value
+from kernelne.cli.grammar import (
+    HelpFormatter,
+    add_command,
+    check_deprecated_spellings,
+    output_or_positional,
+    seed_value,
+)
 from kernelne.cli.options import (
     OPTION_PARAMS,
     add_graph_input_options,
@@ -400,6 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
         args = build_parser().parse_args(argv)
+        check_deprecated_spellings(args)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
