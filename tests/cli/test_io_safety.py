@@ -412,3 +412,41 @@ def test_a_deprecated_option_alone_still_works(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, err = _run(["reproduce", "--out", "a", "--write-config", "c.toml"], capsys)
     assert code == 0 and "--out is deprecated" in err and (tmp_path / "c.toml").exists()
+
+
+# E23, E24: a model file with NaN rows or repeated ids is refused on load
+
+@pytest.mark.parametrize("change, message", [
+    ({"embedding": lambda a: np.full_like(a, np.nan)}, "holds NaN or infinite values"),
+    ({"nodes": lambda a: np.ones_like(a)}, "node ids must be distinct"),
+], ids=["nan-rows", "repeated-ids"])
+def test_damaged_model_file_is_refused_on_load(model_file, tmp_path, change, message):
+    from kernelne.model.kernelne import KernelNE
+
+    with np.load(model_file) as z:
+        arrays = {k: change[k](z[k]) if k in change else z[k] for k in z.files}
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(InputError, match=message):
+        KernelNE.load_model(tmp_path / "bad.npz")
+
+
+# E28: a partitioned fit in a temporary folder records no folder in its model file
+
+def test_model_file_of_a_partitioned_fit_names_no_removed_folder(tmp_path, capsys):
+    from kernelne.model.kernelne import KernelNE
+
+    edges = "\n".join(f"{i} {(i + 1) % 60}\n{i} {(i + 7) % 60}" for i in range(60)) + "\n"
+    (tmp_path / "g.txt").write_text(edges)
+    code, _ = _run(["embed", tmp_path / "g.txt", "-o", tmp_path / "e.npy", "--model-out",
+                    tmp_path / "m.npz", "--partitions", "2", *FAST], capsys)
+    assert code == 0
+    assert KernelNE.load_model(tmp_path / "m.npz").partition_dir is None
+
+
+# C31: --scheduler with a method that does not use it says so
+
+def test_scheduler_with_a_baseline_method_says_it_is_not_used(graph_file, tmp_path, capsys):
+    code, err = _run(["embed", graph_file, "-o", tmp_path / "o.txt", "--method", "line",
+                      "--scheduler", "tcp://127.0.0.1:9", *FAST], capsys)
+    assert code == 2 and "--method line runs in this process: leave out --scheduler" in err
+    assert "--partitions" not in err

@@ -102,15 +102,20 @@ def cmd_embed(args: argparse.Namespace) -> int:
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
-    if args.scheduler is not None and (args.method != "kernelne" or args.partitions < 2):
+    if args.scheduler is not None and args.method != "kernelne":
+        raise InputError(f"--scheduler trains a partitioned KernelNE fit; --method "
+                         f"{args.method} runs in this process: leave out --scheduler")
+    if args.scheduler is not None and args.partitions < 2:
         raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
                          "(P >= 2)")
-    with rows_on_disk(model):
+    with rows_on_disk(model) as temporary:
         if args.scheduler is not None:
             with dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
         else:
             model.fit(graph)
+        if temporary is not None:  # the model file records no folder removed after the run
+            model.partition_dir = None
         save_outputs(model, args.output, graph.nodes, args.model_out)
     if not args.quiet:
         out = _summary_stream(args)
@@ -133,14 +138,14 @@ def rows_on_disk(model):
     until they are written (a fit in a temporary folder of its own reads them into memory:
     the whole model, which a partitioned fit may be too large for)."""
     if int(getattr(model, "partitions", 1)) < 2 or model.partition_dir is not None:
-        yield
+        yield None
         return
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kernelne-parts-") as folder:
         model.partition_dir = folder
         try:
-            yield
+            yield folder
         finally:
             model.partition_dir = None
 

@@ -140,6 +140,12 @@ def load_model(path: str | Path, estimator: type) -> Any:
           and arrays["walk_counts"].shape == arrays["degrees"].shape == (n,))
     if not ok:
         raise InputError("corrupt model file (inconsistent array shapes)", path)
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        raise InputError("corrupt model file (its embedding holds NaN or infinite values)",
+                         path)
+    if nodes.dtype.kind not in "iuU" or len(np.unique(nodes)) != n:
+        raise InputError("corrupt model file (node ids must be distinct integers or strings)",
+                         path)
     model.embedding_, model.context_embedding_ = A, B
     model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
     model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it
