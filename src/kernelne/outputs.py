@@ -157,8 +157,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(path: Path) -> None:
-    """Delete the ``.NAME.<pid>.<random>.tmp`` files a killed writer of ``path`` left behind
-    (those whose process is gone; a live writer's file is never touched)."""
+    """Delete the ``.NAME.<pid>.<random>.tmp`` files (or staging folders) a killed writer of
+    ``path`` left behind (those whose process is gone; a live writer's are never touched)."""
     prefix = f".{path.name}."
     try:
         names = os.listdir(path.parent)
@@ -170,8 +170,14 @@ def remove_stale_temporaries(path: Path) -> None:
         pid, dot, rest = name[len(prefix):-len(".tmp")].partition(".")
         if not (dot and rest and pid.isdigit()) or _pid_alive(int(pid)):
             continue
+        stale = path.parent / name
         try:
-            os.unlink(path.parent / name)
+            if stale.is_dir() and not stale.is_symlink():
+                import shutil
+
+                shutil.rmtree(stale)
+            else:
+                os.unlink(stale)
         except OSError:
             pass
 

@@ -450,3 +450,4 @@ def test_scheduler_with_a_baseline_method_says_it_is_not_used(graph_file, tmp_pa
                       "--scheduler", "tcp://127.0.0.1:9", *FAST], capsys)
     assert code == 2 and "--method line runs in this process: leave out --scheduler" in err
     assert "--partitions" not in err
+
