@@ -451,3 +451,13 @@ def test_scheduler_with_a_baseline_method_says_it_is_not_used(graph_file, tmp_pa
     assert code == 2 and "--method line runs in this process: leave out --scheduler" in err
     assert "--partitions" not in err
 
+
+
+# F12: a NUL byte in an id is refused, not kept as a distinct node
+
+def test_a_nul_byte_in_an_id_is_refused(tmp_path, capsys):
+    graph = tmp_path / "nul.txt"
+    graph.write_text("1 2\n1\x00 2\n2 3\n")
+    code, err = _run(["embed", graph, "-o", tmp_path / "o.txt", *FAST], capsys)
+    assert code == 2 and "holds a NUL byte" in err and "'1\\x00'" in err
+    assert not (tmp_path / "o.txt").exists()

@@ -427,6 +427,11 @@ def read_edgelist(
         dense, nodes, m, weights = _read_lines(path, first_line if header else None, kept)
         if unweighted:
             weights = None
+    if nodes.dtype == object:
+        bad = next((x for x in nodes if "\x00" in x), None)
+        if bad is not None:
+            raise InputError(f"node id {quote(bad)} holds a NUL byte (a binary or damaged "
+                             "file?)", path)
     if not header:
         _warn_if_header_like(path, first_line, dense, nodes, m)
     if n_nodes is not None:
