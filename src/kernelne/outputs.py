@@ -1,5 +1,6 @@
-"""Output paths: checked before any work (writable, not a folder, never one of the inputs) and
-written atomically (a temporary file renamed into place, so a failed run leaves nothing)."""
+"""Output paths: checked before any work (writable, not a folder, not a URL, and neither the
+output nor any file written with it, such as an ids sidecar, one of the inputs) and written
+atomically (a temporary file renamed into place, so a failed run leaves nothing)."""
 
 from __future__ import annotations
 
