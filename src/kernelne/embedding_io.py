@@ -17,19 +17,22 @@ Writes go to a temporary file that is renamed into place, so a failed run leaves
 
 from __future__ import annotations
 
+import re
 import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import iter_records
-from kernelne.outputs import atomic_path, check_output_path
+from kernelne.graphs.npz import check_member_sizes
+from kernelne.outputs import atomic_path, check_not_url, check_output_path
 
 STDOUT = "-"
 FORMAT = "kernelne-embedding"
 NPY_ROWS = 1 << 16  # rows copied at a time into a .npy output
+_TEXT_ID_BAD = re.compile(r"[\s,]|^[#%]|^$")  # ids word2vec text cannot hold
 MODEL_FORMAT = "kernelne-model"  # kernelne.model.model_file.FORMAT: its rows and ids read too
 
 
@@ -46,7 +49,40 @@ def check_embedding_output(path: str | Path, inputs=()) -> None:
     :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is fine)."""
     if str(path) == STDOUT:
         return
-    check_output_path(path, inputs)
+    companions = [(nodes_sidecar(path), "the node ids written beside it")] if is_npy(path) else []
+    check_output_path(path, inputs, companions=companions)
+
+
+def check_ids_writable(path: str | Path, nodes) -> None:
+    """Fail now (``InputError``) if the node ids cannot be written to ``path`` and read back.
+
+    word2vec text (any suffix but ``.npy``/``.npz``, and ``-``) separates fields by spaces
+    (kernelne's reader also by commas, and skips ``#`` and ``%`` comment lines): an empty id,
+    an id holding whitespace or a comma, or one starting with ``#`` or ``%`` is refused there.
+    The ``.npy`` ids sidecar holds one id per line: an id holding a line break is refused.
+    ``.npz`` stores every id.
+
+    Raises
+    ------
+    InputError
+        The first id the format cannot hold, quoted (at most 80 characters).
+    """
+    if nodes is None or is_npz(path):
+        return
+    nodes = np.asarray(nodes)
+    if nodes.dtype.kind in "iub":
+        return
+    npy = str(path) != STDOUT and is_npy(path)
+    for node in nodes:
+        text = str(node)
+        bad = ("\n" in text or "\r" in text) if npy else _TEXT_ID_BAD.search(text)
+        if bad:
+            if npy:
+                raise InputError(f"node id {quote(text)} holds a line break: the ids file beside a "
+                                 ".npy holds one id per line; write .npz instead", path)
+            raise InputError(f"node id {quote(text)} is empty, holds whitespace or a comma, or "
+                             "starts a comment (# or %): word2vec text cannot hold it; write "
+                             ".npz or .npy instead", path)
 
 
 def nodes_sidecar(path: str | Path) -> Path:
@@ -72,6 +108,12 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     nodes : array-like, optional
         The node id of each row; default ``0..n-1``.
 
+    Raises
+    ------
+    InputError
+        An id the format cannot hold (see :func:`check_ids_writable`), checked before anything
+        is written, or a failed write.
+
     See Also
     --------
     load_embedding : read it back.
@@ -84,6 +126,7 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     n = vectors.shape[0]
     if nodes is None:
         nodes = np.arange(n)
+    check_ids_writable(STDOUT if to_stdout else path, nodes)
     identity = np.asarray(nodes).dtype.kind in "iu" and np.array_equal(nodes, np.arange(n))
     if to_stdout:
         _write_text(sys.stdout, vectors, nodes)
@@ -102,7 +145,7 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
         side = nodes_sidecar(path)
         if not identity:
             with atomic_path(side) as tmp:
-                tmp.write_text("".join(f"{x}\n" for x in nodes))
+                tmp.write_text("".join(f"{x}\n" for x in nodes), encoding="utf-8")
         elif side.exists():
             side.unlink()
         return
@@ -150,6 +193,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         An unreadable file, a row with the wrong number of fields, a non-numeric entry, a
         node listed twice, or a header whose count disagrees with the rows.
     """
+    check_not_url(path, "the embedding")
     path = Path(path)
     if is_npz(path):
         return _load_npz(path)
@@ -163,8 +207,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
         side = nodes_sidecar(path)
         if side.exists():
-            nodes = np.array([f[0] for _, f in iter_records(side)], dtype=object)
-            nodes = _as_ints(nodes)
+            nodes = _as_ints(_read_sidecar(side))
             if len(nodes) != len(vectors):
                 raise InputError(f"{len(nodes)} ids for {len(vectors)} vectors", side)
         else:
@@ -194,7 +237,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         except ValueError:
             raise InputError("a vector entry is not a number", path, lineno) from None
         if fields[0] in seen:
-            raise InputError(f"node {fields[0]!r} appears twice (first on line "
+            raise InputError(f"node {quote(fields[0])} appears twice (first on line "
                              f"{seen[fields[0]]})", path, lineno)
         seen[fields[0]] = lineno
         ids.append(fields[0])
@@ -204,6 +247,30 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"the header announces {declared} vectors, the file has {len(rows)}",
                          path, 1)
     return np.array(rows, dtype=np.float32), _as_ints(np.array(ids, dtype=object))
+
+
+def _read_sidecar(side: Path) -> np.ndarray:
+    """The ids of a ``NAME.nodes.txt`` sidecar: each line exactly (an id may hold spaces),
+    without its line ending; an id listed twice is refused."""
+    try:
+        text = side.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", side) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", side) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    ids = [line[:-1] if line.endswith("\r") else line for line in lines]
+    seen: dict[str, int] = {}
+    for lineno, node in enumerate(ids, 1):
+        if node in seen:
+            raise InputError(f"node {quote(node)} appears twice (first on line {seen[node]})",
+                             side, lineno)
+        seen[node] = lineno
+    return np.array(ids, dtype=object)
 
 
 def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -216,6 +283,7 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if kind not in (FORMAT, MODEL_FORMAT):
                 raise InputError("not an embedding file (write one with `kernelne embed ... -o "
                                  "EMB.npz`; a model file is read too)", path)
+            check_member_sizes(z, ("embedding", "nodes"), path)
             vectors, nodes = z["embedding"], z["nodes"]
     except InputError:
         raise

@@ -234,6 +234,8 @@ def test_audit_line_gives_the_best_finalists_score(groups, fake):
     (["--fix", "kernel=gauss", "--fix", "kernel=multi"],
      '--fix kernel given twice ("gauss", then "multi"): give it once'),
     (["--seed", "-1"], "argument --seed: -1: a seed is a whole number >= 0"),
+    (["--fix", "partitions=2", "--fix", "partition_dir=pd"],  # D14
+     "every trial (and the refit) would share one partition folder"),
 ])
 def test_cli_refuses_before_the_search(karate, tmp_path, capsys, no_search, extra, expected):
     edges, _ = karate
@@ -299,6 +301,27 @@ def test_cli_report_is_a_deprecated_spelling_of_report_dir(karate, tmp_path, cap
     assert code == 0
     assert "--report is deprecated, use --report-dir" in capsys.readouterr().err
     assert (tmp_path / "rep" / "best.json").exists()
+
+
+def test_cli_removes_the_report_staging_folder_of_a_killed_run(karate, tmp_path,
+                                                              monkeypatch):
+    """D13: a tune killed while staging its report leaves ``.REPORT.<pid>.<random>.tmp``;
+    the next run removes it (a live process's staging folder is kept)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".rep.{dead.pid}.abc123.tmp"
+    stale.mkdir()
+    (stale / "trials.csv").write_text("half written")
+    live = tmp_path / f".rep.{os.getpid()}.xyz789.tmp"
+    live.mkdir()
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
+    edges, labels = karate
+    assert main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+                 "-o", str(tmp_path / "e.npy"), "--report-dir", str(tmp_path / "rep")]) == 0
+    assert not stale.exists() and live.exists() and (tmp_path / "rep" / "best.json").exists()
 
 
 def test_cli_help_has_an_example_and_no_handwritten_defaults(capsys):

@@ -9,7 +9,7 @@ import math
 import sys
 
 from kernelne.cli.grammar import positive_count, seed_value
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
     PARAMS,
@@ -86,7 +86,7 @@ def pool_setting(text: str) -> int | str:
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {quote(text)}")
     if value > MAX_POOL:
         raise argparse.ArgumentTypeError(
             f"{value:,}: at most {MAX_POOL:,} (every walk draws the whole pool at its start, and "
@@ -99,7 +99,7 @@ def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {quote(text)}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text}: not a finite number")
     return value

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,11 @@ def parse_fixed(method: str, items: Sequence[str]) -> dict[str, Any]:
         if name not in known:
             raise InputError(f"--fix {item}: {method} has no parameter {name!r} (it has: "
                              f"{', '.join(sorted(known))})")
+        if name == "partition_dir" and text.lower() not in ("null", "none"):
+            raise InputError(f"--fix {item}: every trial (and the refit) would share one "
+                             "partition folder, and all but the first would be refused as "
+                             "another fit's: leave partition_dir out (each partitioned trial "
+                             "gets a temporary folder of its own)")
         default = known[name]
         if isinstance(default, (bool, np.bool_)):
             flags = {"true": True, "1": True, "yes": True, "false": False, "0": False,
@@ -64,7 +70,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     check_embedding_output(args.output, inputs)
     report = args.report_dir
     if report:
-        check_output_path(report, inputs, folder=True)
+        check_output_path(report, inputs, folder=True, companions=[
+            (Path(report) / name, f"written by tune into --report-dir {report}")
+            for name in ("trials.csv", "best.json", "trials.png", "map.png")])
         if os.path.realpath(report) == os.path.realpath(args.output):
             raise InputError("--report-dir is the embedding output (-o): choose another "
                              "folder", report)

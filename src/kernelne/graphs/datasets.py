@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import Graph, is_canonical_int, iter_records, read_edgelist
 
 DATA_ENV = "KERNELNE_DATA"
@@ -171,14 +171,15 @@ def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | Non
                 key: object = int(node) if graph.nodes.dtype.kind in "iu" else node
                 rows.append(graph.index_of(key))
             except (KeyError, ValueError):
-                raise InputError(f"node {node!r} is not in the graph", path, lineno) from None
+                raise InputError(f"node {quote(node)} is not in the graph", path, lineno) from None
         else:
             try:
                 rows.append(int(node))
             except ValueError:
-                raise InputError(f"node id {node!r} is not an integer", path, lineno) from None
+                raise InputError(f"node id {quote(node)} is not an integer", path, lineno) from None
             if n_nodes is not None and not 0 <= rows[-1] < n_nodes:
-                raise InputError(f"node id {node} outside 0..{n_nodes - 1}", path, lineno)
+                raise InputError(f"node id {quote(node, bare=True)} outside 0..{n_nodes - 1}",
+                                 path, lineno)
         tokens.append(fields[1])
     if not rows:
         raise InputError("no labels found (empty file)", path)

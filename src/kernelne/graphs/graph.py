@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
     WEIGHT_MAX,
     WEIGHT_MIN,
@@ -39,6 +40,7 @@ from kernelne.graphs.edgelist_fast import (
     read_bytes,
 )
 from kernelne.graphs.npz import read_graph_arrays
+from kernelne.outputs import check_not_url
 
 _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
@@ -61,10 +63,15 @@ def open_text(path: str | Path):
     return open(path, encoding="utf-8-sig")
 
 
-def iter_records(path: str | Path):
-    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file."""
+def iter_records(path: str | Path, data: bytes | None = None):
+    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file.
+
+    ``data``: the file's bytes, already read (and gunzipped) by the caller; the path is then
+    only named in messages (a pipe or FIFO can be read only once).
+    """
     try:
-        with open_text(path) as fh:
+        with (open_text(path) if data is None else
+              io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig")) as fh:
             for lineno, line in enumerate(fh, 1):
                 s = line.strip()
                 if not s or s.startswith(_COMMENTS):
@@ -119,7 +126,9 @@ def read_edgelist(
     except (EOFError, gzip.BadGzipFile, OSError) as exc:
         raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
                          path) from None
-    first_line, header = _check_header(path, header)
+    # a FIFO or pipe is read once: the header check and the line reader use its bytes
+    kept = None if path.is_file() else data
+    first_line, header = _check_header(path, header, kept)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
     del data
     if parsed is not None:
@@ -130,9 +139,14 @@ def read_edgelist(
                                         and not weights_out_of_float32(weights).any()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
-        dense, nodes, m, weights = _read_lines(path, first_line if header else None)
+        dense, nodes, m, weights = _read_lines(path, first_line if header else None, kept)
         if unweighted:
             weights = None
+    if nodes.dtype == object:
+        bad = next((x for x in nodes if "\x00" in x), None)
+        if bad is not None:
+            raise InputError(f"node id {quote(bad)} holds a NUL byte (a binary or damaged "
+                             "file?)", path)
     if not header:
         _warn_if_header_like(path, first_line, dense, nodes, m)
     if n_nodes is not None:
@@ -152,7 +166,8 @@ HEADER_WORDS = frozenset({
     "weights", "w", "start", "end", "origin", "sender", "receiver", "in", "out"})
 
 
-def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
+def _check_header(path: Path, header: bool,
+                  data: bytes | None = None) -> tuple[int | None, bool]:
     """``(line number of the first record, whether to skip it as a header)``.
 
     * ``header`` and the first line is an edge of integer ids like the lines below it: an
@@ -163,7 +178,7 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
       skipped as a header, with a warning.
     """
     records = []
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         records.append((lineno, fields))
         if len(records) == 50:
             break
@@ -176,7 +191,7 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
     if header:
         if rest_ints and len(fields) in (2, 3) and all(is_canonical_int(t) for t in ids(fields)):
             raise InputError(
-                f"--header (header=True): the first line {' '.join(fields)!r} is an edge of "
+                f"--header (header=True): the first line {quote(' '.join(fields))} is an edge of "
                 "integer ids like the lines below it, not column names: it would be dropped "
                 "(leave out --header)", path, lineno)
         return lineno, True
@@ -184,12 +199,12 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
         return lineno, False
     if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and rest_ints:
         raise InputError(
-            f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
-            "(header=True) to skip it", path, lineno)
+            f"looks like a header line ({quote(' '.join(fields))} above integer ids): pass "
+            "--header (header=True) to skip it", path, lineno)
     if len(fields) in (2, 3) and all(t.lower() in HEADER_WORDS for t in fields):
         import warnings
 
-        warnings.warn(f"{path}:{lineno}: {' '.join(fields)!r} taken for column names and "
+        warnings.warn(f"{path}:{lineno}: {quote(' '.join(fields))} taken for column names and "
                       "skipped (pass --header to say so)", stacklevel=3)
         return lineno, True
     return lineno, False
@@ -209,7 +224,7 @@ def _warn_if_header_like(path: Path, lineno: int | None, dense: np.ndarray, node
         import warnings
 
         names = f"{nodes[first[0]]} {nodes[first[1]]}"
-        warnings.warn(f"{path}:{lineno}: the first line {names!r} names two nodes that appear "
+        warnings.warn(f"{path}:{lineno}: the first line {quote(names)} names two nodes that appear "
                       "nowhere else: if it holds column names, pass --header to skip it",
                       stacklevel=3)
 
@@ -225,13 +240,14 @@ def _drop_line(data: bytes, lineno: int | None) -> bytes:
     return data[:start] + (b"" if end < 0 else data[end:])
 
 
-def _read_lines(path: Path, skip: int | None):
-    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``."""
+def _read_lines(path: Path, skip: int | None, data: bytes | None = None):
+    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``; ``data``:
+    the file's bytes when it cannot be opened again (a pipe)."""
     heads: list[str] = []
     tails: list[str] = []
     weights: list[float] = []
     n_fields = None
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         if lineno == skip:
             continue
         if len(fields) not in (2, 3):
@@ -253,13 +269,16 @@ def _read_lines(path: Path, skip: int | None):
             try:
                 w = float(fields[2])
             except ValueError:
-                raise InputError(f"weight {fields[2]!r} is not a number", path, lineno) from None
+                raise InputError(f"weight {quote(fields[2])} is not a number", path,
+                                 lineno) from None
             if not np.isfinite(w) or w < 0:
-                raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
+                shown = quote(fields[2], bare=True)
+                raise InputError(f"negative or non-finite weight {shown}", path, lineno)
             if w == 0:
                 raise InputError("zero weight (leave the edge out instead)", path, lineno)
             if weights_out_of_float32(np.array([w]))[0]:
-                raise InputError(f"weight {fields[2]} is outside the float32 range "
+                raise InputError(f"weight {quote(fields[2], bare=True)} is outside the float32 "
+                                 "range "
                                  f"{WEIGHT_RANGE} the walks use: rescale the weights",
                                  path, lineno)
             weights.append(w)
@@ -422,6 +441,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     if sp.issparse(source) or isinstance(source, np.ndarray):
         return from_scipy(source, directed=directed)
     if isinstance(source, (str, Path)):
+        check_not_url(source, "the graph")
         path = Path(source)
         check_readable(path)
         if path.suffix.lower() == ".mat":

@@ -324,6 +324,7 @@ def write_outputs(result: TuneResult, output: str | Path, report: str | Path | N
     import tempfile
 
     from kernelne.embedding_io import nodes_sidecar, save_embedding
+    from kernelne.outputs import remove_stale_temporaries
 
     output = Path(output)
     written: list[Path] = []
@@ -331,8 +332,10 @@ def write_outputs(result: TuneResult, output: str | Path, report: str | Path | N
     try:
         if report is not None:
             report = Path(report)
-            staging = Path(tempfile.mkdtemp(dir=report if report.is_dir() else report.parent,
-                                            prefix=f".{report.name}.", suffix=".tmp"))
+            where = report if report.is_dir() else report.parent
+            remove_stale_temporaries(where / report.name)  # staging folders of killed runs
+            staging = Path(tempfile.mkdtemp(dir=where, suffix=".tmp",
+                                            prefix=f".{report.name}.{os.getpid()}."))
             result.write_report(staging, labels)
         existed = {p: p.exists() for p in (output, nodes_sidecar(output))}
         save_embedding(output, result.model.embedding_, result.model.nodes_)
