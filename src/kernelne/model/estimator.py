@@ -147,13 +147,16 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         ----------
         path : str or Path
             The output file: ``.npz`` (rows and ids in one archive), ``.npy`` (ids in a
-            ``.nodes.txt`` sidecar where they are not ``0..n-1``) or word2vec text (any other
-            suffix); see :func:`kernelne.save_embedding`.
+            ``.nodes.txt`` sidecar where they are not ``0..n-1``), ``.parquet`` (a ``node``
+            column and ``dim_*`` columns) or word2vec text (``.txt``, ``.emb``, ``.vec``,
+            ``.w2v``); see :func:`kernelne.save_embedding`.
 
         Raises
         ------
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
+        InputError
+            A suffix that names no embedding format, or a failed write.
         """
         check_is_fitted(self, "embedding_")
         save_embedding(path, self.embedding_, self.nodes_)
