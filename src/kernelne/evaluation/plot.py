@@ -134,9 +134,38 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     """Draw the map of ``embedding`` (anything the evaluation takes) and write ``path``.
 
     An ``.html`` path writes the interactive page of :func:`write_map_html`; any other suffix
-    an image in that format. Labels that match none of the embedding's nodes raise
-    :class:`InputError`; with ``notes``, a partial match prints a ``kernelne: note:`` line
-    with the counts to stderr.
+    an image in that format (matplotlib's formats: ``.png``, ``.pdf``, ``.svg`` ...). A
+    multi-label node is coloured by its first label; unlabelled nodes are grey.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`kernelne.evaluation.embeddings.as_embedding` takes.
+    labels : str, Path or (nodes, label matrix), optional
+        A ``node label`` file, or node ids and a sparse label matrix.
+    path : str or Path, default "map.png"
+        The image or page to write (atomically).
+    method : {"pca", "tsne", "umap"}, default "pca"
+        The 2-D projection.
+    sample : int, default 20000
+        At most this many points (a seeded sample).
+    seed : int, default 0
+        Seed of the sample and the projection.
+    title : str, optional
+        The map's title; default names the projection and the counts.
+    notes : bool, default False
+        Print a ``kernelne: note:`` line to stderr when only some nodes have labels.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        An image format matplotlib does not write, an unknown projection, a sample below 1,
+        an empty embedding, or labels that match none of the embedding's nodes.
     """
     if is_html(path):
         return write_map_html(embedding, labels, path, method=method, sample=sample,
@@ -295,10 +324,10 @@ def register(sub) -> None:
     p = add_command(sub, "plot", help="draw a 2-D map of an embedding, coloured by label",
                     description="Project an embedding to 2-D (PCA, t-SNE or UMAP) and draw "
                     "it, coloured by each node's (first) label: an image, or an .html page "
-                    "to zoom and hover (node id and label), self-contained and offline.",
+                    "to zoom and hover (node id and label), self-contained and offline (needs "
+                    "plotly: pip install 'kernelne[plot]').",
                     example=["kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
-                             "kernelne plot karate.npy -o karate.png --projection tsne",
-                             "kernelne plot karate.npy -o karate.html"])
+                             "kernelne plot karate.npy -o karate.png --projection tsne"])
     p.add_argument("embedding", metavar="EMBEDDING",
                    help="embedding file (word2vec text, .npy, .npz or .parquet)")
     p.add_argument("--labels", default=None, metavar="FILE",
