@@ -195,3 +195,9 @@ def test_embed_reads_a_parquet_edge_file(tmp_path, karate, capsys):
                  "--workers", "1", "--seed", "0"]) == 0
     lines = out.read_text().splitlines()
     assert lines[0] == "34 8" and lines[1].startswith("n0 ")
+
+
+def test_header_on_a_csv_of_integer_edges_is_still_refused(write):
+    """``--header`` never turns a first edge into column names."""
+    with pytest.raises(InputError, match="is an edge of integer ids"):
+        load_graph(write("i.csv", "0,1\n1,2\n2,0\n"), header=True)

@@ -665,14 +665,14 @@ def _from_edge_arrays(edges: EdgeArrays, path: Path | None = None) -> Graph:
         raise InputError(exc.problem, path) from None
 
 
-def _csv_table(path: Path, directed: bool, header: bool, unweighted: bool) -> Graph | None:
-    """The graph of a ``.csv`` file whose first line names its columns (``source``/``target``
-    [``weight``], or any names with ``header``), read by column name; ``None`` for a CSV file
-    without such a line (an edge list)."""
+def _csv_table(path: Path, directed: bool, unweighted: bool) -> Graph | None:
+    """The graph of a ``.csv`` file whose first line names a source and a target column
+    (:data:`kernelne.graphs.ecosystem.SOURCE_NAMES`, ...), read by column name; ``None`` for
+    a CSV file without such a line (an edge list, ``header`` or not)."""
     from kernelne.graphs.ecosystem import read_csv_table
 
     first = next(iter_records(path), None)
-    if first is None or not (header or names_columns(first[1])):
+    if first is None or not names_columns(first[1]):
         return None
     try:
         data = read_bytes(path)
@@ -713,7 +713,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         The variable holding the adjacency matrix in a ``.mat`` file.
     header : bool, default False
         Skip the edge list's first line (a line of column names is detected and reported
-        otherwise); in a ``.csv`` file, read that line as the column names.
+        otherwise).
     unweighted : bool, default False
         Ignore the edge weights (refused on a graph ``.npz`` that records weights).
 
@@ -755,7 +755,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         if path.suffix.lower() == ".parquet":
             return _from_edge_arrays(read_parquet(path, directed, unweighted), path)
         if path.suffix.lower() == ".csv":
-            table = _csv_table(path, directed, header, unweighted)
+            table = _csv_table(path, directed, unweighted)
             if table is not None:
                 return table
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
