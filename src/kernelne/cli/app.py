@@ -52,8 +52,8 @@ def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
 
 
 OUTPUT_HELP = ("output file: .npz (vectors and node ids), .npy (NumPy; ids other than 0..n-1 "
-               "in NAME.nodes.txt beside it), or word2vec text for any other suffix (- for "
-               "standard output)")
+               "in NAME.nodes.txt beside it), .parquet (columns node, dim_0..), or word2vec "
+               "text as .txt/.emb/.vec/.w2v (- for standard output)")
 
 
 def _wrote(output: str) -> str:

@@ -4,7 +4,9 @@ module re-exports).
 Sources: edge-list text (space, tab or comma separated; ``#``/``%`` comments; optional weight
 column; string or integer ids; gzip read transparently), the dataset-folder format of
 ``kernelne/data`` (an edge file beside a ``MANIFEST.json`` that gives the node count), MATLAB
-``.mat`` files, networkx graphs and scipy sparse matrices.
+``.mat`` files, networkx graphs and scipy sparse matrices; pandas and pyarrow edge tables,
+Parquet and CSV edge files, igraph graphs and PyG-style ``edge_index`` objects through
+:mod:`kernelne.graphs.ecosystem`.
 
 Undirected by default: edges are symmetrised, self-loops and duplicate edges are dropped and
 counted. Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids in
@@ -33,6 +35,7 @@ from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
     Graph,
     weights_out_of_float32,
 )
+from kernelne.graphs.ecosystem import EdgeArrays, from_ecosystem, names_columns, read_parquet
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
     dense_int_ids,
@@ -388,6 +391,31 @@ def _npz_graph(path: Path, directed: bool, unweighted: bool) -> Graph:
     return graph
 
 
+def _from_edge_arrays(edges: EdgeArrays, path: Path | None = None) -> Graph:
+    """The graph of :class:`~kernelne.graphs.ecosystem.EdgeArrays`; an error names ``path``."""
+    try:
+        return Graph.from_edges(*edges[:5], directed=edges.directed)
+    except InputError as exc:
+        raise InputError(exc.problem, path) from None
+
+
+def _csv_table(path: Path, directed: bool, unweighted: bool) -> Graph | None:
+    """The graph of a ``.csv`` file whose first line names a source and a target column
+    (:data:`kernelne.graphs.ecosystem.SOURCE_NAMES`, ...), read by column name; ``None`` for
+    a CSV file without such a line (an edge list, ``header`` or not)."""
+    from kernelne.graphs.ecosystem import read_csv_table
+
+    first = next(iter_records(path), None)
+    if first is None or not names_columns(first[1]):
+        return None
+    try:
+        data = read_bytes(path)
+    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+        raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
+                         path) from None
+    return _from_edge_arrays(read_csv_table(path, data, first[1], directed, unweighted), path)
+
+
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
@@ -399,21 +427,29 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
 
     Parameters
     ----------
-    source : Graph, networkx graph, scipy sparse matrix, ndarray, str or Path
+    source : Graph, graph object, edge table, matrix, str or Path
         A Graph (returned as is), a networkx graph (node ids kept, its ``weight`` attribute
-        read), a square scipy sparse or dense adjacency matrix, or a path to an edge list
-        (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it), to a ``.mat`` file
-        (matrix ``mat_key``) or to a graph ``.npz`` file.
+        read), an ``igraph.Graph`` (ids from ``vs["name"]`` if set, weights from
+        ``es["weight"]``), a pandas DataFrame or pyarrow Table of edges (columns ``source``,
+        ``target`` [``weight``] by name, else the first two [three]), any object with an
+        ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
+        numpy through its own methods; ``edge_weight`` and ``num_nodes`` read if present),
+        a square scipy sparse or dense adjacency matrix, or a path to an edge list (``.gz``
+        allowed; node count from a ``MANIFEST.json`` beside it), to a Parquet edge table
+        (``.parquet``), to a CSV file (``.csv``: read by column name when its first line
+        names a source and a target column, else as an edge list), to a ``.mat`` file
+        (matrix ``mat_key``) or to a graph ``.npz`` file. Node ids are kept as given.
     directed : bool, default False
-        Read edges as arcs (matrices and files; a networkx graph says so itself). A graph
-        ``.npz`` records its direction: ``True`` on an undirected one is refused.
+        Read edges as arcs (matrices, edge tables, ``edge_index`` and files; a networkx or
+        igraph graph says so itself). A graph ``.npz`` records its direction: ``True`` on an
+        undirected one is refused.
     mat_key : str, default "network"
         The variable holding the adjacency matrix in a ``.mat`` file.
     header : bool, default False
         Skip the edge list's first line (a line of column names is detected and reported
         otherwise).
     unweighted : bool, default False
-        Ignore an edge list's weight column (refused on a graph ``.npz`` that records weights).
+        Ignore the edge weights (refused on a graph ``.npz`` that records weights).
 
     Returns
     -------
@@ -436,6 +472,9 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     """
     if isinstance(source, Graph):
         return source
+    edges = from_ecosystem(source, directed=directed, unweighted=unweighted)
+    if edges is not None:
+        return _from_edge_arrays(edges)
     if hasattr(source, "adj") and hasattr(source, "is_directed"):
         return from_networkx(source)
     if sp.issparse(source) or isinstance(source, np.ndarray):
@@ -448,6 +487,12 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
             return _npz_graph(path, directed, unweighted)
+        if path.suffix.lower() == ".parquet":
+            return _from_edge_arrays(read_parquet(path, directed, unweighted), path)
+        if path.suffix.lower() == ".csv":
+            table = _csv_table(path, directed, unweighted)
+            if table is not None:
+                return table
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
                              header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")

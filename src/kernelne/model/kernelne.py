@@ -431,7 +431,7 @@ class KernelNE(EmbeddingEstimator):
 
         Parameters
         ----------
-        graph : Graph, path, networkx graph or sparse matrix
+        graph : Graph, path, networkx or igraph graph, DataFrame, PyG Data or sparse matrix
             Any source :func:`kernelne.load_graph` takes.
         y : str, tuple or array-like, optional
             Only with ``beta_select="validation"``: held-out labels to choose the kernel
