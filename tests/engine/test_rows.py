@@ -42,12 +42,12 @@ def test_a_huge_dim_is_one_line_naming_the_sizes(tmp_path, capsys):
 
 
 def test_running_out_of_memory_for_the_rows_is_one_line(tmp_path, capsys, monkeypatch):
-    import kernelne.model.kernelne
+    import kernelne.model.restarts
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(kernelne.model.kernelne, "uniform_rows", no_memory)
+    monkeypatch.setattr(kernelne.model.restarts, "uniform_rows", no_memory)
     code, err = _run(["embed", KARATE, "-o", tmp_path / "e.txt", *FAST],
                      capsys)
     assert code == 2 and err.strip() == ("kernelne: error: dim=4: not enough free memory for "

@@ -2,7 +2,8 @@
 it is made of.
 
 ``kernelne`` (the estimator), ``params`` (its parameter table: defaults, rules, command-line
-options), ``estimator`` (the base shared with the baselines),
+options), ``restarts`` (the training runs of a fit in memory and their restarts),
+``estimator`` (the base shared with the baselines),
 ``auto_setting`` (the setting read from the graph and the output scale), ``kernel_choice``
 (kernel weights chosen on held-out edges), ``update`` (new nodes without retraining) and
 ``model_file`` (saved models). It may import the engine, the partitioned driver, the graphs,
