@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from kernelne.cli.app import main
-
-KARATE = Path(__file__).parents[2] / "examples" / "karate.edgelist"
-
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
+from cli_runs import FAST, KARATE
+from cli_runs import run_cli as _run
 
 
 @pytest.mark.parametrize("extra, flag", [

@@ -6,25 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from kernelne.cli.app import main
-
-EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
-
-
-@pytest.fixture
-def graph_file(tmp_path):
-    path = tmp_path / "g.txt"
-    path.write_text(EDGES)
-    return path
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    return code, capsys.readouterr().err
-
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
+from cli_runs import EDGES, FAST
+from cli_runs import run_cli as _run
 
 
 def test_embed_refuses_to_overwrite_its_input(graph_file, capsys):

@@ -5,26 +5,13 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runs import EDGES, FAST, KARATE
+from cli_runs import run_cli as _run
 
 from kernelne.cli.app import main
-
-EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
-
-
-KARATE = Path(__file__).parents[2] / "examples" / "karate.edgelist"
-
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 class _FullDisk:

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from kernelne.cli.app import main
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    return code, capsys.readouterr().err
+from cli_runs import run_cli as _run
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys, data_dir):

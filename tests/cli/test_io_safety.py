@@ -9,25 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runs import EDGES
+from cli_runs import run_cli as _run
 
 from kernelne.cli.app import main
 from kernelne.embedding_io import load_embedding, save_embedding
 from kernelne.errors import InputError
 
-EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
 FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--seed", "0", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    return code, capsys.readouterr().err
-
-
-@pytest.fixture
-def graph_file(tmp_path):
-    path = tmp_path / "g.txt"
-    path.write_text(EDGES)
-    return path
 
 
 def _no_work(monkeypatch):
@@ -450,7 +439,6 @@ def test_scheduler_with_a_baseline_method_says_it_is_not_used(graph_file, tmp_pa
                       "--scheduler", "tcp://127.0.0.1:9", *FAST], capsys)
     assert code == 2 and "--method line runs in this process: leave out --scheduler" in err
     assert "--partitions" not in err
-
 
 
 # F12: a NUL byte in an id is refused, not kept as a distinct node

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from cli_runs import FAST
+from cli_runs import run_cli as _run
 
-from kernelne.cli.app import main
 from kernelne.graphs.graph import from_scipy
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 def test_directed_sinks_are_not_called_isolated(tmp_path, capsys):

@@ -4,20 +4,10 @@ out above string ids."""
 from __future__ import annotations
 
 import pytest
+from cli_runs import EDGES, FAST
+from cli_runs import run_cli as _run
 
-from kernelne.cli.app import main
 from kernelne.graphs.graph import load_graph
-
-EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
-
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 @pytest.mark.parametrize("sep", [" ", ",", " ,"])

@@ -6,20 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from cli_runs import FAST
+from cli_runs import run_cli as _run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelne.cli.app import main
 from kernelne.errors import InputError
 from kernelne.graphs.graph import from_networkx, from_scipy, load_graph
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 @pytest.mark.parametrize("weight", ["1e308", "1e-50", "4e38", "1e-40"])

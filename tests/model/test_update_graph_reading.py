@@ -3,25 +3,14 @@ fall back to their parameters."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from cli_runs import FAST, KARATE
+from cli_runs import run_cli as _run
 
 from kernelne.cli.app import main
 from kernelne.errors import InputError
 from kernelne.graphs.graph import load_graph
-
-KARATE = Path(__file__).parents[2] / "examples" / "karate.edgelist"
-
-
-FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 @pytest.fixture(scope="module")
