@@ -114,7 +114,9 @@ def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     return max(1, min(wanted, tasks, cores))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` may be running on this host (True when it cannot be told:
+    another user's process, or a number no process can have)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -136,7 +138,7 @@ def remove_stale_temporaries(path: Path) -> None:
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
         pid, dot, rest = name[len(prefix):-len(".tmp")].partition(".")
-        if not (dot and rest and pid.isdigit()) or _pid_alive(int(pid)):
+        if not (dot and rest and pid.isdigit()) or pid_alive(int(pid)):
             continue
         stale = path.parent / name
         try:

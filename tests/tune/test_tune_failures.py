@@ -15,7 +15,7 @@ import pytest
 from tune_fakes import FULL, FakeEstimator, write_karate
 
 from kernelne.cli.app import main
-from kernelne.errors import TrainingError
+from kernelne.errors import InputError, TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.tune.search import tune
 from kernelne.tune.space import KERNELNE_DEFAULTS
@@ -227,6 +227,14 @@ def test_audit_line_gives_the_best_finalists_score(groups, fake):
     audit = next(line for line in result.summary().splitlines() if line.startswith("audit"))
     assert (f"the best of the {len(tests)} finalists trial {best} (default gauss) "
             f"{tests[best]:.4f}") in audit
+
+
+def test_tune_refuses_a_fixed_partition_folder_before_any_trial(tmp_path, no_search):
+    """D14: one partition folder shared by every trial fails all but the first."""
+    with pytest.raises(InputError, match="would share one partition folder"):
+        tune(write_karate(tmp_path)[0], fixed={"partitions": 2,
+                                                "partition_dir": str(tmp_path / "pd")})
+    assert not (tmp_path / "pd").exists()
 
 
 @pytest.mark.parametrize("extra, expected", [

@@ -31,11 +31,6 @@ def parse_fixed(method: str, items: Sequence[str]) -> dict[str, Any]:
         if name not in known:
             raise InputError(f"--fix {item}: {method} has no parameter {name!r} (it has: "
                              f"{', '.join(sorted(known))})")
-        if name == "partition_dir" and text.lower() not in ("null", "none"):
-            raise InputError(f"--fix {item}: every trial (and the refit) would share one "
-                             "partition folder, and all but the first would be refused as "
-                             "another fit's: leave partition_dir out (each partitioned trial "
-                             "gets a temporary folder of its own)")
         default = known[name]
         if isinstance(default, (bool, np.bool_)):
             flags = {"true": True, "1": True, "yes": True, "false": False, "0": False,

@@ -332,7 +332,7 @@ def read_csv_table(path: Path, data: bytes, header_fields: list[str], directed: 
     import pyarrow as pa
     from pyarrow import csv
 
-    from kernelne.graphs.edgelist_fast import map_arrow_ids
+    from kernelne.graphs.edgelist_fast import arrow_stream, map_arrow_ids
 
     src, dst, weight = _table_columns(header_fields, "table")
     if unweighted:
@@ -341,11 +341,9 @@ def read_csv_table(path: Path, data: bytes, header_fields: list[str], directed: 
     if weight is not None:
         types[weight] = pa.float64()
     wanted = [c for c in (src, dst, weight) if c is not None]
-    buf = pa.allocate_buffer(len(data))  # Arrow's own memory (see edgelist_fast._arrow_stream)
-    np.frombuffer(buf, dtype=np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
     try:
         table = csv.read_csv(
-            pa.BufferReader(buf),
+            arrow_stream(data),  # a copy in Arrow's own memory (see arrow_stream)
             parse_options=csv.ParseOptions(delimiter=","),
             convert_options=csv.ConvertOptions(column_types=types, include_columns=wanted,
                                                strings_can_be_null=True),

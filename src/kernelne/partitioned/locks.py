@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernelne.errors import InputError
+from kernelne.outputs import pid_alive
 from kernelne.partitioned.blocks import write_json
 from kernelne.partitioned.store import (
     Location,
@@ -178,22 +179,12 @@ def _held(folder: Location, path: Location) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         return (f"--partition-dir {folder} is locked by another run ({path} is unreadable); "
                 f"remove {path} if no other run uses the folder")
-    if host == socket.gethostname() and not _alive(pid):
+    if host == socket.gethostname() and not pid_alive(pid):
         return (f"--partition-dir {folder} is locked by pid {pid} on host {host}, which is no "
                 f"longer running: the lock looks stale (a run that was killed); remove {path} "
                 "to use the folder (it resumes that fit)")
     return (f"--partition-dir {folder} is in use by pid {pid} on host {host} (remove {path} "
             "if that process is gone)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def release_lock(folder: Location, token: str) -> None:

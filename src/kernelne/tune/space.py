@@ -175,6 +175,11 @@ def check_settings(method: str, params: dict[str, Any], n_nodes: int | None = No
             check()
     except (TypeError, ValueError) as exc:
         raise InputError(str(exc)) from None
+    if got.get("partition_dir") is not None:
+        raise InputError(f"partition_dir={got['partition_dir']}: every trial (and the refit) "
+                         "would share one partition folder, and all but the first would be "
+                         "refused as another fit's: leave partition_dir out (each partitioned "
+                         "trial gets a temporary folder of its own)")
     dim = int(got.get("dim") or 0)
     if method == "hope" and dim % 2:
         raise InputError(f"HOPE needs an even dim (d/2 source + d/2 target), got {dim}")
