@@ -13,7 +13,6 @@ else the packaged one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import Graph, is_canonical_int, iter_records, read_edgelist
 
 DATA_ENV = "KERNELNE_DATA"
@@ -173,14 +172,15 @@ def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | Non
                 key: object = int(node) if graph.nodes.dtype.kind in "iu" else node
                 rows.append(graph.index_of(key))
             except (KeyError, ValueError):
-                raise InputError(f"node {node!r} is not in the graph", path, lineno) from None
+                raise InputError(f"node {quote(node)} is not in the graph", path, lineno) from None
         else:
             try:
                 rows.append(int(node))
             except ValueError:
-                raise InputError(f"node id {node!r} is not an integer", path, lineno) from None
+                raise InputError(f"node id {quote(node)} is not an integer", path, lineno) from None
             if n_nodes is not None and not 0 <= rows[-1] < n_nodes:
-                raise InputError(f"node id {node} outside 0..{n_nodes - 1}", path, lineno)
+                raise InputError(f"node id {quote(node, bare=True)} outside 0..{n_nodes - 1}",
+                                 path, lineno)
         tokens.append(fields[1])
     if not rows:
         raise InputError("no labels found (empty file)", path)
@@ -331,55 +331,3 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
             (out / f"{name}.{kind}").write_bytes(data)
             written.append(out / f"{name}.{kind}")
     return written
-
-
-def cmd_datasets(args: argparse.Namespace) -> int:
-    folder = find_data_dir(args.data_dir)
-    if args.copy:
-        for path in copy_dataset(args.copy, args.out_dir, folder):
-            print(f"wrote {path}")
-        return 0
-    if args.path is not None:
-        print(dataset_file(args.path, folder) if args.path else folder)
-        return 0
-    rows = describe_datasets(folder)
-    header = ["name", "nodes", "edges", "labels", "components", "source"]
-    cells = [header] + [
-        [r["name"], f"{r['nodes']:,}", f"{r['edges']:,}", r["labels"], f"{r['components']:,}"
-         if isinstance(r["components"], int) else str(r["components"]), r["source"]]
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    right = {"nodes", "edges", "components"}
-    for row in cells:
-        print("  ".join(c.rjust(w) if h in right else c.ljust(w)
-                        for c, w, h in zip(row, widths, header, strict=True)).rstrip())
-    print(f"folder: {folder} (format, sources and transformations: README.md, MANIFEST.json)")
-    return 0
-
-
-def register(subparsers) -> None:
-    """Add ``datasets`` to the ``kernelne`` CLI."""
-    from kernelne.cli.grammar import add_command
-
-    p = add_command(
-        subparsers, "datasets",
-        help="list the networks of the data folder (the paper's seven and karate, shipped)",
-        example=["kernelne datasets", "kernelne datasets --copy karate",
-                 "kernelne datasets --path karate"],
-        description="List the networks of the data folder with their statistics: by default "
-        "the paper's seven networks and the karate club of the examples, shipped with the "
-        f"package (or ${DATA_ENV} if set). --copy writes one as plain text into the current "
-        "folder (NAME.edgelist, NAME.labels), the input of the examples of every command.")
-    p.add_argument("--data-dir", metavar="DIR",
-                   help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
-                   "packaged networks)")
-    p.add_argument("--path", nargs="?", const="", default=None, metavar="NAME",
-                   help="print the data folder's path only, or with NAME the path of "
-                   "NAME.edges.gz (e.g. kernelne embed $(kernelne datasets --path karate))")
-    p.add_argument("--copy", metavar="NAME",
-                   help="write network NAME as NAME.edgelist and NAME.labels (if labelled) "
-                   "into --out-dir")
-    p.add_argument("--out-dir", metavar="DIR", default=".",
-                   help="folder for --copy (default: the current folder)")
-    p.set_defaults(func=cmd_datasets)
