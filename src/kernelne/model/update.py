@@ -55,8 +55,8 @@ from kernelne.engine.trainer import (
     Noise,
     keep_probabilities,
     kernel_arrays,
+    train_chunks,
     train_settings,
-    train_walks,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import InputError
@@ -200,7 +200,8 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
 
 def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
            rates: np.ndarray, counts: np.ndarray, seed: np.uint64) -> tuple[int, list]:
-    """One run of :func:`train_walks` over the update's walks, rows at their ``rates``."""
+    """One run of :func:`~kernelne.engine.trainer.train_chunks` over the update's walks, rows
+    at their ``rates``."""
     noise = Noise(*alias_table(counts.astype(np.float64) ** 0.75))
     # the weights stay fixed: learn_beta is off
     kernel = kernel_arrays(model.kernels_, np.array(model.beta_, dtype=np.float32),
@@ -209,16 +210,10 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
     settings = train_settings(fitted_params(model), total_centers, seed, len(A),
                               shared_negatives=False)
     keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
-    losses = np.zeros(2)
     pairs, rows = 0, []
-    for epoch in range(model.epochs):
-        for first, walks in corpus:
-            losses[:] = 0
-            chunk_pairs = train_walks(
-                walks, epoch * corpus.n_walks + first, A, B, kernel, noise, settings, losses,
-                rates, keep,
-            )
-            pairs += chunk_pairs
-            rows.append((pairs, losses[0] / max(chunk_pairs, 1),
-                         losses[1] / max(chunk_pairs * model.negatives, 1)))
+    for _, chunk_pairs, losses in train_chunks(lambda: corpus, corpus.n_walks, model.epochs,
+                                               A, B, kernel, noise, settings, rates, keep):
+        pairs += chunk_pairs
+        rows.append((pairs, losses[0] / max(chunk_pairs, 1),
+                     losses[1] / max(chunk_pairs * model.negatives, 1)))
     return pairs, rows
