@@ -45,8 +45,9 @@ def test_sklearn_compatible(estimator, check):
 
 
 def test_check_estimator_returns_as_a_user_runs_it():
-    """Issue 45's line, with scikit-learn's defaults (``on_fail="raise"``, nothing expected
-    to fail): it returns, and every check ran and passed or was skipped by scikit-learn."""
+    """``check_estimator(KernelNE(...))`` as a user types it, with scikit-learn's defaults
+    (``on_fail="raise"``, nothing expected to fail): it returns, and every check ran and
+    passed or was skipped by scikit-learn."""
     results = check_estimator(KernelNE(**WALKS))
     assert len(results) > 40
     assert {r["status"] for r in results} <= {"passed", "skipped"}
