@@ -110,6 +110,7 @@ def test_karate_is_the_examples_graph(no_env, capsys, tmp_path, monkeypatch):
     assert main(["datasets", "--copy", "karate"]) == 0
     assert capsys.readouterr().out.split() == ["wrote", "karate.edgelist", "wrote",
                                                "karate.labels"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.edgelist", "karate.labels"]
     edges = (tmp_path / "karate.edgelist").read_text().splitlines()
     assert len(edges) == 78 and edges[0] == "0 1"
     assert len((tmp_path / "karate.labels").read_text().splitlines()) == 34

@@ -307,17 +307,29 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
     """Write a network as plain text into ``out_dir``: ``NAME.edgelist`` (``u v`` per line)
     and, for a labelled network, ``NAME.labels`` (``node label`` per line).
 
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"karate"``.
+    out_dir : str or Path, default "."
+        The folder to write into.
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+
     Returns
     -------
     list of Path
-        The files written (an existing file of the same name is replaced).
+        The files written (an existing file of the same name is replaced; each file is
+        written whole or not at all).
 
     Raises
     ------
     InputError
-        An unknown name, or an ``out_dir`` that is not a folder.
+        An unknown name, an ``out_dir`` that is not a folder, or a failed write.
     """
     import gzip
+
+    from kernelne.outputs import atomic_path
 
     edges = dataset_file(name, data_dir)
     out = Path(out_dir)
@@ -328,6 +340,7 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
         if src.is_file():
             with gzip.open(src, "rb") as fh:
                 data = fh.read()
-            (out / f"{name}.{kind}").write_bytes(data)
+            with atomic_path(out / f"{name}.{kind}") as tmp:  # never a half-written file
+                tmp.write_bytes(data)
             written.append(out / f"{name}.{kind}")
     return written
