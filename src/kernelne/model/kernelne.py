@@ -31,6 +31,7 @@ from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.model.auto_setting import describe_setting, output_scale, scale_rows
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
+from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
 from kernelne.model.params import check_params, param
@@ -493,7 +494,7 @@ class KernelNE(EmbeddingEstimator):
             out = train_with_restarts(self, g, corpus, stored, negatives, keep, kernels, fixed,
                                       seed, monitor)
         run = out.run
-        self._set_fitted(
+        set_fitted(self, self._record(
             g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
             health=embedding_health(run.A, run.B, g.indptr, g.indices, counts > 0,
                                     seed=int(seed % 2**32)),
@@ -502,7 +503,7 @@ class KernelNE(EmbeddingEstimator):
             beta_history=np.array(run.history) if fixed is None else fixed[None, :],
             pairs=run.pairs, losses=run.loss_rows, n_walks=self.epochs * corpus.n_walks,
             counts=counts, walks=np.concatenate(stored) if stored else None,
-            seed=int(seed % 2**32), switched_at=out.switched_at, start=start)
+            seed=int(seed % 2**32), switched_at=out.switched_at, start=start))
         self.lr_restarts_ = out.lr_restarts
         self.fit_lr_ = float(self.lr) * out.rate
         training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
@@ -514,14 +515,14 @@ class KernelNE(EmbeddingEstimator):
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self
 
-    def _set_fitted(self, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
-                    health: dict, rho: float, checks: list[dict], narrowed: list[dict],
-                    simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
-                    losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
-                    seed: int, switched_at: dict | None, start: float) -> None:
-        """The fitted attributes every fit (in memory or partitioned) sets, from its rows
-        ``A``, ``B`` and its record; warns if the rows look collapsed or undertrained."""
-        self.health_ = health
+    def _record(self, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
+                health: dict, rho: float, checks: list[dict], narrowed: list[dict],
+                simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
+                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
+                seed: int, switched_at: dict | None, start: float) -> FitRecord:
+        """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
+        in place with ``normalize="auto"``) and its run's figures; warns if the rows look
+        collapsed or undertrained."""
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
         # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
         if not (self.shared_negatives
@@ -529,28 +530,17 @@ class KernelNE(EmbeddingEstimator):
             warn_if_collapsed(health, mean_degree,
                               ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
                               self.robust)
-        self.setting_ = describe_setting(self, switched_at, bool(checks))
-        self.output_scale_ = self._rescale(A, B, seed)
-        self.embedding_, self.context_embedding_ = A, B
-        self.nodes_ = g.nodes
-        self.kernels_ = kernels
-        self.kernel_scale_ = rho
-        self.narrowed_ = narrowed
-        self.shell_checks_ = checks
-        self.beta_update_ = "simplex" if simplex else "projected"
-        self.beta_ = beta
-        self.beta_history_ = beta_history
-        self.n_pairs_ = int(pairs)
-        self.loss_history_ = np.array(losses, dtype=float).reshape(-1, 3)
-        self.n_walks_ = n_walks
-        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
-        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
-        self.walk_counts_ = counts
-        self.degrees_ = g.degrees
-        self.walks_ = walks
-        self.graph_summary_ = g.summary()
-        self.directed_ = bool(g.directed)
-        self.fit_seconds_ = time.perf_counter() - start
+        return FitRecord(
+            embedding=A, context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
+            kernel_scale=rho, beta_update="simplex" if simplex else "projected",
+            walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
+            output_scale=self._rescale(A, B, seed),
+            setting=describe_setting(self, switched_at, bool(checks)),
+            health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
+            n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
+            n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
+            negative_pool=negative_pool_size(self.negative_pool, g.n_nodes), walks=walks,
+            graph_summary=g.summary(), fit_seconds=time.perf_counter() - start)
 
     def _rescale(self, A: np.ndarray, B: np.ndarray, seed: int) -> float:
         """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
@@ -581,12 +571,12 @@ class KernelNE(EmbeddingEstimator):
                                       seed=int(run.seed % 2**32))  # a resumed fit's
         if self.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
             A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
-        self._set_fitted(
+        set_fitted(self, self._record(
             g, A, B, kernels, health=health, rho=run.scale, checks=run.checks,
             narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
             beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
             n_walks=self.epochs * self.walks_per_node * g.n_nodes, counts=run.counts,
-            walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start)
+            walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start))
         self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
         self.partition_run_ = run
         return self
@@ -657,7 +647,6 @@ class KernelNE(EmbeddingEstimator):
                                  f"{self.n_features_in_} features as input (or more: the "
                                  "square adjacency matrix of the grown graph)")
         partial_fit(self, graph, touched_rate, new_walks_factor)
-        self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
         self.__dict__.pop("_row_signatures", None)  # the fitted matrix's rows are gone
         return self
 

@@ -62,6 +62,7 @@ from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import InputError
 from kernelne.graphs.graph import Graph, load_graph
 from kernelne.model.auto_setting import fitted_params
+from kernelne.model.fitted import record_of, set_fitted
 from kernelne.parallel import numba_threads
 
 MIN_SHARED = 0.5  # the new graph must hold at least this fraction of the model's nodes
@@ -184,17 +185,14 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
         B[pos[kept][frozen]] = model.context_embedding_[kept][frozen]
 
     model.removed_nodes_ = np.asarray(model.nodes_)[~kept]
-    model.embedding_, model.context_embedding_, model.nodes_ = A, B, g.nodes
-    model.walk_counts_, model.degrees_ = counts, g.degrees
     model.new_nodes_, model.touched_nodes_ = g.nodes[new], g.nodes[touched]
     model.relearned_nodes_ = g.nodes[relearned]
-    model.n_walks_ = model.epochs * corpus.n_walks
-    model.n_pairs_ = pairs
-    model.loss_history_ = np.array(loss_rows).reshape(-1, 3)
-    model.isolated_nodes_ = g.nodes[g.isolated_nodes()]
-    model.graph_summary_ = g.summary()
-    model.directed_ = bool(g.directed)
-    model.fit_seconds_ = time.perf_counter() - start
+    set_fitted(model, record_of(model).updated(
+        embedding=A, context_embedding=B, nodes=g.nodes, walk_counts=counts,
+        degrees=g.degrees, n_walks=model.epochs * corpus.n_walks, n_pairs=pairs,
+        loss_history=np.array(loss_rows).reshape(-1, 3),
+        isolated_nodes=g.nodes[g.isolated_nodes()], graph_summary=g.summary(),
+        directed=bool(g.directed), fit_seconds=time.perf_counter() - start))
     return model
 
 
