@@ -30,7 +30,7 @@ from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.model.auto_setting import describe_setting, output_scale, scale_rows
-from kernelne.model.estimator import EmbeddingEstimator
+from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
@@ -284,10 +284,11 @@ class KernelNE(EmbeddingEstimator):
 
     Examples
     --------
-    >>> from kernelne import KernelNE
+    >>> from kernelne import KernelNE, load_dataset
+    >>> karate = load_dataset("karate").graph  # shipped: 34 nodes, 78 edges
     >>> model = KernelNE(dim=32, walks_per_node=10, workers=1, random_state=0)
-    >>> vectors = model.fit_transform("examples/karate.edgelist")  # doctest: +SKIP
-    >>> vectors.shape  # doctest: +SKIP
+    >>> vectors = model.fit_transform(karate)
+    >>> vectors.shape
     (34, 32)
     """
 
@@ -376,6 +377,14 @@ class KernelNE(EmbeddingEstimator):
         ------
         ValueError
             If ``kernel`` is not gauss, schoenberg, linear or multi.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE(kernel="schoenberg", alpha=2.0).kernel_dictionary()
+        [Kernel(kind='schoenberg', param=2.0)]
+        >>> len(KernelNE(kernel="multi").kernel_dictionary())
+        5
         """
         name = self.kernel.lower()
         if name in ("multi", "multiple"):
@@ -440,6 +449,14 @@ class KernelNE(EmbeddingEstimator):
             NaN/inf rows (diverged) or no (center, context) pair to train on.
         InputError
             ``graph`` cannot be read.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model = model.fit(load_dataset("karate").graph)
+        >>> model.embedding_.shape, model.nodes_[:3].tolist()
+        ((34, 8), [0, 1, 2])
         """
         self._check_params()
         kernels = self.kernel_dictionary()
@@ -598,13 +615,39 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        sklearn.exceptions.NotFittedError
-            If the model is neither fitted nor loaded with :meth:`load_model`.
         ValueError
-            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
-            setting that differs from the fitted rows' dimension.
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
+            setting that differs from the fitted rows' dimension, or a matrix with fewer
+            columns than the model has nodes.
+
+        Notes
+        -----
+        On a model neither fitted nor loaded with :meth:`load_model`, ``partial_fit`` is
+        :meth:`fit` (scikit-learn's convention: the first call starts the model).
+
+        Examples
+        --------
+        >>> from kernelne import Graph, KernelNE, load_dataset
+        >>> karate = load_dataset("karate").graph
+        >>> edges = karate.edges()
+        >>> old = Graph.from_edges(*edges[(edges < 30).all(axis=1)].T)  # before 30-33 joined
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(old)
+        >>> model.partial_fit(karate).embedding_.shape
+        (34, 8)
+        >>> sorted(model.new_nodes_.tolist())
+        [30, 31, 32, 33]
         """
+        if not hasattr(self, "walk_counts_"):
+            return self.fit(graph, y)
+        if is_matrix_input(graph):
+            shape = getattr(graph, "shape", None) or np.shape(graph)
+            m = shape[1] if len(shape) == 2 else 1
+            if m < self.n_features_in_ or len(shape) != 2 or shape[0] != m:
+                raise ValueError(f"X has {m} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input (or more: the "
+                                 "square adjacency matrix of the grown graph)")
         partial_fit(self, graph, touched_rate, new_walks_factor)
+        self.__dict__.pop("_row_signatures", None)  # the fitted matrix's rows are gone
         return self
 
     def save_model(self, path: str | Path) -> None:
@@ -619,8 +662,16 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the model is not fitted.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> KernelNE.load_model("karate.model.npz").embedding_.shape
+        (34, 8)
         """
         save_model(self, path)
 
@@ -643,6 +694,15 @@ class KernelNE(EmbeddingEstimator):
         ------
         InputError
             If ``path`` is not a kernelne model file (or of an unsupported version).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(
+        ...     load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> model = KernelNE.load_model("karate.model.npz")
+        >>> model.dim, model.embedding_.shape
+        (8, (34, 8))
         """
         return load_model(path, cls)
 
@@ -654,6 +714,12 @@ class KernelNE(EmbeddingEstimator):
         bool
             True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
             §4).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE().simplex_weights(), KernelNE(loss="loglik").simplex_weights()
+        (False, True)
         """
         return self.beta_update == "simplex" or self.loss == "loglik"
 
@@ -664,6 +730,18 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             ``kernels_`` narrowed by ``kernel_scale_``.
+
+        Raises
+        ------
+        AttributeError
+            If the model is not fitted (no ``kernels_``).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).effective_kernels()
+        [Kernel(kind='gauss', param=1.414...)]
         """
         return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
 
@@ -682,6 +760,12 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE.effective_kernels_of(KernelNE().kernel_dictionary(), 2.0)
+        [Kernel(kind='gauss', param=1.0)]
         """
         return [k.narrowed(rho) for k in kernels]
 
