@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from kernelne.engine.chunks import StageClock, train_chunks
 from kernelne.engine.diagnostics import check_finite
 from kernelne.engine.kernels import Kernel
 from kernelne.engine.robust import (
@@ -34,9 +35,7 @@ from kernelne.engine.robust import (
 from kernelne.engine.rows import aligned_rows, out_of_memory, uniform_rows
 from kernelne.engine.trainer import (
     Noise,
-    StageClock,
     kernel_arrays,
-    train_chunks,
     train_settings,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits

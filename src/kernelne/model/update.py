@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from kernelne.engine.chunks import train_chunks
 from kernelne.engine.diagnostics import check_finite
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table, seed_to_uint64
@@ -55,7 +56,6 @@ from kernelne.engine.trainer import (
     Noise,
     keep_probabilities,
     kernel_arrays,
-    train_chunks,
     train_settings,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits

@@ -1,0 +1,145 @@
+"""The two drivers of a fit, each ending in one :class:`~kernelne.model.fitted.FitRecord`.
+
+:func:`fit_in_memory` makes the walks, counts them and trains the runs of
+:func:`~kernelne.model.restarts.train_with_restarts`; :func:`fit_partitioned_model` runs
+:func:`kernelne.partitioned.driver.fit_partitioned` and brings its rows back. Both turn the
+rows into a record with :func:`fit_record` (the collapse warnings, ``normalize="auto"``'s
+factor, the setting kept) and set the model's fitted attributes from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelne.engine.compiling import watch_compiling
+from kernelne.engine.diagnostics import (
+    check_finite,
+    embedding_health,
+    warn_if_collapsed,
+    warn_if_undertrained,
+)
+from kernelne.engine.kernels import Kernel
+from kernelne.engine.rows import check_row_memory
+from kernelne.engine.sampling import alias_table
+from kernelne.engine.trainer import keep_probabilities, negative_pool_size
+from kernelne.engine.walks import WalkCorpus
+from kernelne.errors import TrainingError
+from kernelne.graphs.graph import Graph
+from kernelne.model.auto_setting import describe_setting, output_scale, scale_rows
+from kernelne.model.fitted import FitRecord, set_fitted
+from kernelne.model.restarts import count_walks, train_with_restarts
+from kernelne.parallel import numba_threads
+from kernelne.partitioned.driver import fit_partitioned, remove_folder
+
+
+def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray | None, seed,
+                  monitor: Callable | None, start: float) -> Any:
+    """The walks, their counts and the training runs of a fit in memory, and the fitted
+    attributes (:func:`~kernelne.model.restarts.train_with_restarts`)."""
+    check_row_memory(g.n_nodes, int(model.dim))  # in memory (partitioned: on disk)
+    corpus = WalkCorpus(
+        g, model.walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
+    )
+    with numba_threads(model.workers), watch_compiling(model.verbose) as compiled:
+        counts, stored = count_walks(corpus, g.n_nodes, model.keep_walks, model.verbose)
+        negatives = alias_table(counts.astype(np.float64) ** 0.75)
+        keep = (keep_probabilities(counts, float(model.subsample))
+                if model.subsample > 0 else None)  # subsampling: None = off
+        counting_seconds = time.perf_counter() - start
+        out = train_with_restarts(model, g, corpus, stored, negatives, keep, kernels, fixed,
+                                  seed, monitor)
+    run = out.run
+    set_fitted(model, fit_record(
+        model, g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
+        health=embedding_health(run.A, run.B, g.indptr, g.indices, counts > 0,
+                                seed=int(seed % 2**32)),
+        narrowed=out.narrowed, simplex=out.simplex,
+        beta=run.beta if fixed is None else fixed,
+        beta_history=np.array(run.history) if fixed is None else fixed[None, :],
+        pairs=run.pairs, losses=run.loss_rows, n_walks=model.epochs * corpus.n_walks,
+        counts=counts, walks=np.concatenate(stored) if stored else None,
+        seed=int(seed % 2**32), switched_at=out.switched_at, start=start))
+    model.lr_restarts_ = out.lr_restarts
+    model.fit_lr_ = float(model.lr) * out.rate
+    training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
+    model.stage_seconds_ = {  # a restart's given-up run included
+        "walks": counting_seconds + run.walk_seconds + out.given_up_walks
+        - (compiled.total - training_compile),
+        "training": run.train_seconds + out.given_up_training - training_compile,
+    }
+    model.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
+    return model
+
+
+def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
+               health: dict, rho: float, checks: list[dict], narrowed: list[dict],
+               simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
+               losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
+               seed: int, switched_at: dict | None, start: float) -> FitRecord:
+    """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
+    in place with ``normalize="auto"``) and its run's figures; warns if the rows look
+    collapsed or undertrained."""
+    mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
+    # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
+    if not (model.shared_negatives
+            and warn_if_undertrained(health, int(model.walks_per_node))):
+        warn_if_collapsed(health, mean_degree,
+                          ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
+                          model.robust)
+    return FitRecord(
+        embedding=A, context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
+        kernel_scale=rho, beta_update="simplex" if simplex else "projected",
+        walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
+        output_scale=rescale(model, A, B, seed),
+        setting=describe_setting(model, switched_at, bool(checks)),
+        health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
+        n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
+        n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
+        negative_pool=negative_pool_size(model.negative_pool, g.n_nodes), walks=walks,
+        graph_summary=g.summary(), fit_seconds=time.perf_counter() - start)
+
+
+def rescale(model: Any, A: np.ndarray, B: np.ndarray, seed: int) -> float:
+    """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
+    the median row norm of ``A`` to :data:`~kernelne.model.auto_setting.OUTPUT_NORM`, and return
+    it (1.0 with ``normalize="none"``)."""
+    if model.normalize == "none":
+        return 1.0
+    s = output_scale(A, seed)
+    scale_rows(A, s)
+    scale_rows(B, s)
+    return s
+
+
+def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, client,
+                          start: float) -> Any:
+    """:func:`kernelne.partitioned.driver.fit_partitioned`, and the fitted attributes."""
+    with numba_threads(model.workers):
+        run = fit_partitioned(model, g, kernels, seed, client, progress=model.verbose)
+        A, B = run.A, run.B
+        if model.partition_dir is None:  # a temporary folder: the rows come into memory
+            try:
+                A, B = np.array(A), np.array(B)
+            finally:
+                remove_folder(Path(run.A.filename).parent)
+        if run.pairs == 0:
+            raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
+        check_finite(A, B, run.beta)
+        health = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
+                                  seed=int(run.seed % 2**32))  # a resumed fit's
+    if model.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
+        A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
+    set_fitted(model, fit_record(
+        model, g, A, B, kernels, health=health, rho=run.scale, checks=run.checks,
+        narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
+        beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
+        n_walks=model.epochs * model.walks_per_node * g.n_nodes, counts=run.counts,
+        walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start))
+    model.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
+    model.partition_run_ = run
+    return model
