@@ -91,7 +91,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
             dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, workers=args.workers, random_state=args.seed,
-            verbose=not args.quiet,
+            verbose=not args.quiet, propagate=args.propagate,
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
@@ -265,7 +265,8 @@ def _register_embed(sub) -> None:
     add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     embed.add_argument("--method", default="kernelne",
-                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
+                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf",
+                                "prone"],
                        help="embedding method (baselines take the shared options: --dim, walk "
                        "options, -p/-q, --epochs, --workers, --seed)")
     embed.add_argument("--model-out", default=None, metavar="MODEL.npz",

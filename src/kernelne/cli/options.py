@@ -92,6 +92,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--subsample", type=subsample_threshold, default=0.0, metavar="T",
                    help="word2vec's frequent-node subsampling: drop an occurrence of a node "
                    "with probability 1 - sqrt(T / its frequency in the walks); 0: off")
+    g.add_argument("--propagate", nargs="?", const="on", default=None, type=propagate_setting,
+                   metavar="SPEC",
+                   help="spectrally propagate the final rows (ProNE's enhancement: a Chebyshev "
+                   "band-pass filter on the normalised Laplacian, then a thin SVD); alone: "
+                   "order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. "
+                   "--propagate order=10,mu=0.2,theta=0.5; off: none (ProNE's factorisation "
+                   "only, with --method prone); works with every --method")
 
 
 #: the largest --negative-pool: every walk draws its pool, so a pool beyond the negatives a
@@ -115,6 +122,17 @@ def pool_setting(text: str) -> int | str:
             "a walk uses at most walk length x 2 window x k negatives: a larger pool only "
             "costs time)")
     return value
+
+
+def propagate_setting(text: str) -> str:
+    """``--propagate``'s value, checked (kept as text: the estimators read it)."""
+    from kernelne.engine.propagation import parse_propagation
+
+    try:
+        parse_propagation(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("propagate: ")) from None
+    return text
 
 
 def _number(text: str) -> float:
@@ -272,6 +290,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
         window_shrink=args.window_shrink, subsample=args.subsample,
         negative_pool=args.negative_pool, partitions=getattr(args, "partitions", 1),
         partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
+        propagate=getattr(args, "propagate", None) or False,
     )
 
 
@@ -412,6 +431,6 @@ OPTION_PARAMS = {
     "beta_update": "beta_update", "beta_select": "beta_select",
     "shared_negatives": "shared_negatives", "loss": "loss",
     "window_shrink": "window_shrink", "subsample": "subsample",
-    "negative_pool": "negative_pool",
+    "negative_pool": "negative_pool", "propagate": "propagate",
     "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
 }

@@ -25,6 +25,7 @@ from kernelne.engine.diagnostics import (
     warn_if_undertrained,
 )
 from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.propagation import parse_propagation, propagate_rows
 from kernelne.engine.robust import (
     CHECKPOINT_PAIRS,
     MAX_NARROWING,
@@ -49,6 +50,7 @@ from kernelne.graphs.graph import Graph
 from kernelne.model.auto_setting import (
     DENSE_SETTING,
     NORMALIZE,
+    OUTPUT_NORM,
     SETTINGS,
     chooses,
     describe_setting,
@@ -208,6 +210,16 @@ class KernelNE(EmbeddingEstimator):
         regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
         k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
         with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
+    propagate : bool or str, default False
+        Spectrally propagate ``embedding_`` after training (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`: a Chebyshev band-pass filter on
+        the normalised Laplacian, then a thin SVD and unit rows, times
+        :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
+        order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off.
+        ``context_embedding_`` stays as trained. A partitioned fit propagates the assembled
+        rows (in memory, ``n x dim`` float32, even with a ``partition_dir``). The propagation
+        is global (every row changes), so :meth:`partial_fit` refuses such a model: refit
+        on the grown graph.
 
     Attributes
     ----------
@@ -218,6 +230,8 @@ class KernelNE(EmbeddingEstimator):
         is that of the rows divided by ``output_scale_``.
     output_scale_ : float
         The factor of ``normalize="auto"`` (1.0 with ``normalize="none"``).
+    propagation_ : Propagation or None
+        The spectral propagation applied to ``embedding_`` (None: none).
     setting_ : dict
         The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
         trained with instead of the estimator's) and ``evidence`` (why).
@@ -352,9 +366,11 @@ class KernelNE(EmbeddingEstimator):
         beta_select: str | Sequence[float] = "train",
         setting: str = "auto",
         normalize: str = "auto",
+        propagate: bool | str = False,
     ):
         self.setting = setting
         self.normalize = normalize
+        self.propagate = propagate
         self.kernel = kernel
         self.sigma = sigma
         self.alpha = alpha
@@ -437,6 +453,7 @@ class KernelNE(EmbeddingEstimator):
         if not isinstance(self.window_shrink, (bool, np.bool_)):
             raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
         negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
+        parse_propagation(self.propagate)  # raises ValueError if it is not a setting
         for name, allowed in (("setting", SETTINGS), ("normalize", NORMALIZE)):
             if not (isinstance(getattr(self, name), str) and getattr(self, name) in allowed):
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
@@ -592,7 +609,7 @@ class KernelNE(EmbeddingEstimator):
                               self.robust)
         self.setting_ = describe_setting(self, switched_at, bool(checks))
         self.output_scale_ = self._rescale(run.A, run.B, int(seed % 2**32))
-        self.embedding_ = run.A
+        self.embedding_ = self._propagated(g, run.A)
         self.context_embedding_ = run.B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
@@ -635,6 +652,16 @@ class KernelNE(EmbeddingEstimator):
         scale_rows(B, s)
         return s
 
+    def _propagated(self, g: Graph, A: np.ndarray) -> np.ndarray:
+        """``A``, or its spectral propagation with ``propagate`` set (sets ``propagation_``)."""
+        self.propagation_ = settings = parse_propagation(self.propagate)
+        if settings is None:
+            return A
+        rows = propagate_rows(g.adjacency(), A, settings)
+        if self.normalize != "none":
+            rows *= np.float32(OUTPUT_NORM)
+        return rows
+
     def _fit_partitioned(self, g: Graph, kernels: list[Kernel], seed, client,
                          start: float) -> KernelNE:
         """:func:`kernelne.partitioned.driver.fit_partitioned`, and the fitted attributes."""
@@ -659,7 +686,7 @@ class KernelNE(EmbeddingEstimator):
             A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
         self.setting_ = describe_setting(self, None, bool(run.checks))
         self.output_scale_ = self._rescale(A, B, int(run.seed % 2**32))
-        self.embedding_, self.context_embedding_ = A, B
+        self.embedding_, self.context_embedding_ = self._propagated(g, A), B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
         self.kernel_scale_ = run.scale
@@ -720,9 +747,14 @@ class KernelNE(EmbeddingEstimator):
         sklearn.exceptions.NotFittedError
             If the model is neither fitted nor loaded with :meth:`load_model`.
         ValueError
-            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
-            setting that differs from the fitted rows' dimension.
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
+            setting that differs from the fitted rows' dimension, or a model fitted with
+            ``propagate``.
         """
+        if parse_propagation(getattr(self, "propagate", False)) is not None:
+            raise ValueError("partial_fit needs the rows as trained, but this model's rows are "
+                             "spectrally propagated (propagate is set; every row changes with "
+                             "the graph): refit on the grown graph")
         partial_fit(self, graph, touched_rate, new_walks_factor)
         self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
         return self
