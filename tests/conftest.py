@@ -82,3 +82,13 @@ def groups():
     graph = Graph.from_edges(src, dst, n_nodes=120)
     Y = sp.csr_matrix(np.eye(4, dtype=bool)[np.arange(120) // 30])
     return graph, np.arange(120), Y
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    """A 30-node ring with two chords (``cli_runs.EDGES``) as an edge-list file."""
+    from cli_runs import EDGES
+
+    path = tmp_path / "g.txt"
+    path.write_text(EDGES)
+    return path

@@ -61,6 +61,11 @@ def test_citation_and_contributing():
     missing = [str(m) for m in modules if f"`{m.as_posix()}`" not in contributing
                and f"`{m.name}`" not in contributing and f", `{m.name}`" not in contributing]
     assert not missing, f"CONTRIBUTING.md's layout table lacks {missing}"
+    wings = sorted(p.parent for p in (ROOT / "src" / "kernelne").glob("*/__init__.py"))
+    missing = [f"{wing.name}/" for wing in wings if f"| `{wing.name}/` |" not in contributing]
+    missing += [f"{m.parent.name}/{m.name}" for wing in wings for m in sorted(wing.glob("*.py"))
+                if m.stem != "__init__" and f"`{m.stem}`" not in contributing]
+    assert not missing, f"CONTRIBUTING.md's layout table lacks {missing}"
 
 
 def test_licence_and_metadata(pyproject):

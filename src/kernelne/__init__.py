@@ -1,7 +1,7 @@
 """kernelne: Kernel Node Embeddings (KernelNE, MKernelNE), baselines and evaluation.
 
 The names below are loaded on first use (PEP 562), so importing one submodule, as a Dask
-worker does to run :func:`kernelne.partitioned.driver.bucket_task`, does not load the estimator,
+worker does to run :func:`kernelne.partitioned.buckets.bucket_task`, does not load the estimator,
 scikit-learn and the evaluation with it.
 
 The package is laid out by role (``CONTRIBUTING.md`` has the table): ``cli``, ``model``,

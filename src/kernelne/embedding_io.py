@@ -1,4 +1,4 @@
-"""Saving and loading embeddings: NumPy ``.npz``, NumPy ``.npy`` and word2vec text.
+"""Saving and loading embeddings: NumPy ``.npz``, NumPy ``.npy``, Parquet and word2vec text.
 
 * ``.npz`` (any case): vectors and node ids in one file: keys ``format``
   ("kernelne-embedding"), ``embedding`` (float32, ``n x d``, node order) and ``nodes`` (int64,
@@ -8,29 +8,59 @@
 * ``.npy`` (any case): the ``n x d`` matrix in node order. When the node ids are not ``0..n-1``
   they are written beside it, one per line, to ``NAME.nodes.txt`` (the sidecar: copy it with
   the ``.npy``).
-* word2vec text (any other suffix): a header ``n d``, then ``node_id v_1 ... v_d`` per line,
-  readable by gensim's ``KeyedVectors.load_word2vec_format``. The path ``-`` is standard
-  output.
+* ``.parquet`` (any case): a table with a column ``node`` (the ids: integers or strings) and
+  the float32 columns ``dim_0`` .. ``dim_{d-1}``, one row per node, for pandas, polars, DuckDB
+  or Spark.
+* word2vec text (``.txt``, ``.emb``, ``.vec``, ``.w2v``): a header ``n d``, then
+  ``node_id v_1 ... v_d`` per line, readable by gensim's
+  ``KeyedVectors.load_word2vec_format``. The path ``-`` is standard output.
+
+Any other suffix is refused (:data:`WRITE_SUFFIXES`) rather than written in a format the
+name does not say.
 
 Writes go to a temporary file that is renamed into place, so a failed run leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import iter_records
-from kernelne.outputs import atomic_path, check_output_path
+from kernelne.graphs.npz import check_member_sizes
+from kernelne.outputs import atomic_path, check_not_url, check_output_path
 
 STDOUT = "-"
 FORMAT = "kernelne-embedding"
 NPY_ROWS = 1 << 16  # rows copied at a time into a .npy output
+_TEXT_ID_BAD = re.compile(r"[\s,]|^[#%]|^$")  # ids word2vec text cannot hold
 MODEL_FORMAT = "kernelne-model"  # kernelne.model.model_file.FORMAT: its rows and ids read too
+
+
+#: the suffixes an embedding can be written to (any case), each with its format
+WRITE_SUFFIXES = {".npy": "NumPy matrix", ".npz": "vectors and node ids",
+                  ".parquet": "Parquet table", ".txt": "word2vec text", ".emb": "word2vec text",
+                  ".vec": "word2vec text", ".w2v": "word2vec text"}
+
+
+def is_parquet(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".parquet"
+
+
+def check_embedding_suffix(path: str | Path) -> None:
+    """``InputError`` naming the known formats unless ``path`` (or ``-``) names one of
+    :data:`WRITE_SUFFIXES`."""
+    if str(path) == STDOUT or Path(path).suffix.lower() in WRITE_SUFFIXES:
+        return
+    suffix = Path(path).suffix
+    shown = f"the suffix {suffix!r}" if suffix else "a name without a suffix"
+    raise InputError(f"cannot write an embedding to {shown}: use .npz, .npy, .parquet, or "
+                     ".txt/.emb/.vec/.w2v (word2vec text), or - for standard output", path)
 
 
 def is_npy(path: str | Path) -> bool:
@@ -43,10 +73,45 @@ def is_npz(path: str | Path) -> bool:
 
 def check_embedding_output(path: str | Path, inputs=()) -> None:
     """Fail now (``InputError``) if ``path`` cannot take an embedding: a path
-    :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is fine)."""
+    :func:`~kernelne.outputs.check_output_path` refuses (``-``, standard output, is fine), or
+    a suffix that names no embedding format (:func:`check_embedding_suffix`)."""
     if str(path) == STDOUT:
         return
-    check_output_path(path, inputs)
+    companions = [(nodes_sidecar(path), "the node ids written beside it")] if is_npy(path) else []
+    check_output_path(path, inputs, companions=companions)
+    check_embedding_suffix(path)
+
+
+def check_ids_writable(path: str | Path, nodes) -> None:
+    """Fail now (``InputError``) if the node ids cannot be written to ``path`` and read back.
+
+    word2vec text (any suffix but ``.npy``/``.npz``, and ``-``) separates fields by spaces
+    (kernelne's reader also by commas, and skips ``#`` and ``%`` comment lines): an empty id,
+    an id holding whitespace or a comma, or one starting with ``#`` or ``%`` is refused there.
+    The ``.npy`` ids sidecar holds one id per line: an id holding a line break is refused.
+    ``.npz`` stores every id.
+
+    Raises
+    ------
+    InputError
+        The first id the format cannot hold, quoted (at most 80 characters).
+    """
+    if nodes is None or is_npz(path) or is_parquet(path):
+        return
+    nodes = np.asarray(nodes)
+    if nodes.dtype.kind in "iub":
+        return
+    npy = str(path) != STDOUT and is_npy(path)
+    for node in nodes:
+        text = str(node)
+        bad = ("\n" in text or "\r" in text) if npy else _TEXT_ID_BAD.search(text)
+        if bad:
+            if npy:
+                raise InputError(f"node id {quote(text)} holds a line break: the ids file beside a "
+                                 ".npy holds one id per line; write .npz instead", path)
+            raise InputError(f"node id {quote(text)} is empty, holds whitespace or a comma, or "
+                             "starts a comment (# or %): word2vec text cannot hold it; write "
+                             ".npz or .npy instead", path)
 
 
 def nodes_sidecar(path: str | Path) -> Path:
@@ -58,10 +123,12 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     """Write an embedding in the format the path's suffix names.
 
     ``.npy`` (any case): the ``n x d`` float32 matrix in node order; when the node ids are not
-    ``0..n-1`` they are written beside it, one per line, to ``NAME.nodes.txt``. Any other
-    name: word2vec text format (a header ``n d``, then ``node_id v_1 ... v_d`` per line,
-    readable by gensim's ``KeyedVectors.load_word2vec_format``). The file is written to a
-    temporary name and renamed into place, so a failed write leaves nothing behind.
+    ``0..n-1`` they are written beside it, one per line, to ``NAME.nodes.txt``. ``.npz``:
+    vectors and ids in one file. ``.parquet``: a column ``node`` and float32 columns
+    ``dim_0`` .. ``dim_{d-1}``. ``.txt``, ``.emb``, ``.vec``, ``.w2v``: word2vec text format
+    (a header ``n d``, then ``node_id v_1 ... v_d`` per line, readable by gensim's
+    ``KeyedVectors.load_word2vec_format``). The file is written to a temporary name and
+    renamed into place, so a failed write leaves nothing behind.
 
     Parameters
     ----------
@@ -72,10 +139,17 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     nodes : array-like, optional
         The node id of each row; default ``0..n-1``.
 
+    Raises
+    ------
+    InputError
+        A suffix that names none of these formats, or an id the format cannot hold (see
+        :func:`check_ids_writable`), checked before anything is written; or a failed write.
+
     See Also
     --------
     load_embedding : read it back.
     """
+    check_embedding_suffix(path)
     to_stdout = str(path) == STDOUT
     path = Path(path)
     if not (isinstance(vectors, np.ndarray) and vectors.ndim == 2 and is_npy(path)
@@ -84,6 +158,7 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     n = vectors.shape[0]
     if nodes is None:
         nodes = np.arange(n)
+    check_ids_writable(STDOUT if to_stdout else path, nodes)
     identity = np.asarray(nodes).dtype.kind in "iu" and np.array_equal(nodes, np.arange(n))
     if to_stdout:
         _write_text(sys.stdout, vectors, nodes)
@@ -96,13 +171,17 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
                 np.savez(fh, format=np.array(FORMAT), embedding=vectors,
                          nodes=nodes.astype(str) if nodes.dtype == object else nodes)
         return
+    if is_parquet(path):
+        with atomic_path(path) as tmp:
+            _write_parquet(tmp, vectors, np.asarray(nodes))
+        return
     if is_npy(path):
         with atomic_path(path) as tmp:
             _write_npy(tmp, vectors)
         side = nodes_sidecar(path)
         if not identity:
             with atomic_path(side) as tmp:
-                tmp.write_text("".join(f"{x}\n" for x in nodes))
+                tmp.write_text("".join(f"{x}\n" for x in nodes), encoding="utf-8")
         elif side.exists():
             side.unlink()
         return
@@ -122,6 +201,52 @@ def _write_npy(path: Path, vectors: np.ndarray) -> None:
             fh.write(np.ascontiguousarray(vectors[lo:lo + NPY_ROWS], dtype=np.float32).data)
 
 
+def _write_parquet(path: Path, vectors: np.ndarray, nodes: np.ndarray) -> None:
+    """``node`` (int64, or strings) and ``dim_0`` .. ``dim_{d-1}`` (float32) as Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if nodes.dtype.kind in "iu":
+        ids = pa.array(nodes.astype(np.int64))
+    else:
+        ids = pa.array([str(x) for x in nodes], type=pa.string())
+    columns = {"node": ids}
+    for j in range(vectors.shape[1]):
+        columns[f"dim_{j}"] = pa.array(np.ascontiguousarray(vectors[:, j], dtype=np.float32))
+    pq.write_table(pa.table(columns), path)
+
+
+def _load_parquet(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and ids of a ``.parquet`` embedding (:func:`_write_parquet`'s layout)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        text = str(exc).strip().splitlines()
+        raise InputError(f"not a readable Parquet file ({text[0] if text else exc!r})",
+                         path) from None
+    names = table.column_names
+    dims = [f"dim_{j}" for j in range(len(names) - 1)]
+    if "node" not in names or sorted(names) != sorted(["node", *dims]) or not dims:
+        raise InputError("not an embedding table: expected a column 'node' and columns "
+                         "dim_0 .. dim_{d-1}", path)
+    if any(table.column(c).null_count for c in names):
+        raise InputError("the embedding table has missing values", path)
+    try:
+        vectors = np.column_stack([table.column(c).to_numpy().astype(np.float32)
+                                   for c in dims])
+    except (ValueError, TypeError, pa.ArrowException):
+        raise InputError("the dim_ columns must be numbers", path) from None
+    nodes = table.column("node").to_numpy()
+    if nodes.dtype.kind not in "iu":
+        nodes = _as_ints(nodes.astype(object))
+    if len(set(nodes.tolist())) != len(nodes):
+        raise InputError("a node appears twice in the 'node' column", path)
+    return vectors, nodes
+
+
 def _write_text(fh, vectors: np.ndarray, nodes) -> None:
     fh.write(f"{vectors.shape[0]} {vectors.shape[1]}\n")
     for node, row in zip(nodes, vectors, strict=True):
@@ -134,7 +259,8 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     path : str or Path
-        A ``.npy`` matrix (with its ``NAME.nodes.txt`` ids, if any) or a word2vec text file
+        A ``.npy`` matrix (with its ``NAME.nodes.txt`` ids, if any), an ``.npz`` embedding
+        or model file, a ``.parquet`` table (``node``, ``dim_0`` ..) or a word2vec text file
         (the ``n d`` header line is optional).
 
     Returns
@@ -150,9 +276,12 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         An unreadable file, a row with the wrong number of fields, a non-numeric entry, a
         node listed twice, or a header whose count disagrees with the rows.
     """
+    check_not_url(path, "the embedding")
     path = Path(path)
     if is_npz(path):
         return _load_npz(path)
+    if is_parquet(path):
+        return _load_parquet(path)
     if is_npy(path):
         try:
             vectors = np.load(path, allow_pickle=False)
@@ -163,8 +292,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
         side = nodes_sidecar(path)
         if side.exists():
-            nodes = np.array([f[0] for _, f in iter_records(side)], dtype=object)
-            nodes = _as_ints(nodes)
+            nodes = _as_ints(_read_sidecar(side))
             if len(nodes) != len(vectors):
                 raise InputError(f"{len(nodes)} ids for {len(vectors)} vectors", side)
         else:
@@ -194,7 +322,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         except ValueError:
             raise InputError("a vector entry is not a number", path, lineno) from None
         if fields[0] in seen:
-            raise InputError(f"node {fields[0]!r} appears twice (first on line "
+            raise InputError(f"node {quote(fields[0])} appears twice (first on line "
                              f"{seen[fields[0]]})", path, lineno)
         seen[fields[0]] = lineno
         ids.append(fields[0])
@@ -204,6 +332,30 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"the header announces {declared} vectors, the file has {len(rows)}",
                          path, 1)
     return np.array(rows, dtype=np.float32), _as_ints(np.array(ids, dtype=object))
+
+
+def _read_sidecar(side: Path) -> np.ndarray:
+    """The ids of a ``NAME.nodes.txt`` sidecar: each line exactly (an id may hold spaces),
+    without its line ending; an id listed twice is refused."""
+    try:
+        text = side.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", side) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", side) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    ids = [line[:-1] if line.endswith("\r") else line for line in lines]
+    seen: dict[str, int] = {}
+    for lineno, node in enumerate(ids, 1):
+        if node in seen:
+            raise InputError(f"node {quote(node)} appears twice (first on line {seen[node]})",
+                             side, lineno)
+        seen[node] = lineno
+    return np.array(ids, dtype=object)
 
 
 def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -216,6 +368,7 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if kind not in (FORMAT, MODEL_FORMAT):
                 raise InputError("not an embedding file (write one with `kernelne embed ... -o "
                                  "EMB.npz`; a model file is read too)", path)
+            check_member_sizes(z, ("embedding", "nodes"), path)
             vectors, nodes = z["embedding"], z["nodes"]
     except InputError:
         raise

@@ -8,6 +8,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+QUOTE_LIMIT = 80  # characters of user input an error line quotes
+
+
+def quote(text: object, limit: int = QUOTE_LIMIT, bare: bool = False) -> str:
+    """``repr(text)`` for an error line, cut to ``limit`` characters of ``text`` with its full
+    length said (a malformed 1 MB line is not echoed whole).
+
+    Parameters
+    ----------
+    text : object
+        The offending input (turned into a string).
+    limit : int, default 80
+        The characters kept.
+    bare : bool, default False
+        Without the quotes of ``repr`` (a number).
+
+    Returns
+    -------
+    str
+        ``'abc'``, or ``'abcd...' (1,000,000 characters)`` when cut.
+    """
+    text = str(text)
+    shown = text if bare else repr(text)
+    if len(text) <= limit:
+        return shown
+    cut = text[:limit] if bare else repr(text[:limit])
+    return f"{cut}... ({len(text):,} characters)"
+
 
 class InputError(ValueError):
     """Bad user input: an unreadable file, a malformed line, an impossible parameter.

@@ -1,15 +1,17 @@
-"""Output paths: checked before any work (writable, not a folder, never one of the inputs) and
-written atomically (a temporary file renamed into place, so a failed run leaves nothing)."""
+"""Output paths: checked before any work (writable, not a folder, not a URL, and neither the
+output nor any file written with it, such as an ids sidecar, one of the inputs) and written
+atomically (a temporary file renamed into place, so a failed run leaves nothing)."""
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -21,23 +23,68 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_not_url(path: str | Path, role: str) -> None:
+    """Fail now (``InputError``) if ``path`` is a URL (``s3://...``, ``https://...``):
+    inputs and outputs are local files; only ``--partition-dir`` takes a URL.
+
+    ``role``: how the message names the path (``"the output"``, ``"an input"``).
+    """
+    text = str(path)
+    if isinstance(path, str) and _URL.match(text):
+        raise InputError(f"{quote(text, bare=True)}: {role} is a URL; inputs and outputs are "
+                         "local files (only --partition-dir takes a URL): copy it to or from "
+                         "a local path first")
+
+
+def check_not_inputs(written: Iterable[tuple[str | Path, str]],
+                     inputs: Iterable[str | Path | None]) -> None:
+    """Fail now (``InputError``) if a file a command writes (or deletes) is one of its inputs.
+
+    Parameters
+    ----------
+    written : iterable of (path, role)
+        Every file the command may write or remove: the output itself (role ``""``) and its
+        companions, such as the ids sidecar of a ``.npy`` output or the files written into an
+        output folder (role: how the message names it).
+    inputs : iterable of str, Path or None
+        The files the command reads; ``None`` and non-paths are skipped.
+
+    Raises
+    ------
+    InputError
+        A written path and an input are the same file (same path once resolved, a symbolic
+        link to it, or a hard link).
+    """
+    sources = [Path(s) for s in inputs if isinstance(s, (str, Path)) and str(s) not in ("", "-")]
+    for out, role in written:
+        out = Path(out)
+        for source in sources:
+            if _same_file(out, source):
+                what = "the output" if not role else f"{out} ({role})"
+                raise InputError(f"{what} is the input file {source}: refusing to overwrite "
+                                 "it (choose another output path)", out if not role else None)
+
+
 def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = (),
-                      folder: bool = False) -> Path:
+                      folder: bool = False,
+                      companions: Iterable[tuple[str | Path, str]] = ()) -> Path:
     """Fail now (``InputError``) if ``path`` cannot be written or would replace an input.
 
     ``folder``: the output is a folder (created if missing) rather than a file. The parent
     folder must exist and take a new file (probed with a real temporary file, so read-only
-    mounts and ``/proc`` are caught even for root).
+    mounts and ``/proc`` are caught even for root). ``companions``: ``(path, role)`` of the
+    other files written with the output (a sidecar; the files written into an output
+    folder), checked against ``inputs`` too (:func:`check_not_inputs`).
     """
     if str(path).strip() == "":
         raise InputError("the output path is empty")
+    check_not_url(path, "the output")
     out = Path(path)
-    for source in inputs:
-        if source is None or not isinstance(source, (str, Path)):
-            continue
-        if _same_file(out, Path(source)):
-            raise InputError(f"the output is the input file {source}: refusing to overwrite "
-                             "it (choose another output path)", out)
+    inputs = list(inputs)
+    check_not_inputs([(out, ""), *companions], inputs)
     if folder:
         if out.exists() and not out.is_dir():
             raise InputError("cannot write a folder here: a file of that name exists", out)
@@ -60,39 +107,6 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path | None] = ()
     return out
 
 
-def whole_number(text: str) -> int:
-    """``text`` as an int, or argparse's error "not a whole number" (the start of every
-    count type of the command line)."""
-    import argparse
-
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
-def job_count(text: str) -> int:
-    """argparse type for ``--jobs``: a positive count, or -1 for every core."""
-    import argparse
-
-    value = whole_number(text)
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(
-            f"{value}: use a positive number of jobs, or -1 for every core")
-    return value
-
-
-def positive_count(text: str) -> int:
-    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
-    while parsing, so nothing is created before a bad value is refused)."""
-    import argparse
-
-    value = whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
-    return value
-
-
 def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     """Processes worth starting: at most one per task and one per core."""
     cores = os.cpu_count() or 1
@@ -100,7 +114,9 @@ def cap_jobs(n_jobs: int | None, tasks: int) -> int:
     return max(1, min(wanted, tasks, cores))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` may be running on this host (True when it cannot be told:
+    another user's process, or a number no process can have)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -111,8 +127,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(path: Path) -> None:
-    """Delete the ``.NAME.<pid>.<random>.tmp`` files a killed writer of ``path`` left behind
-    (those whose process is gone; a live writer's file is never touched)."""
+    """Delete the ``.NAME.<pid>.<random>.tmp`` files (or staging folders) a killed writer of
+    ``path`` left behind (those whose process is gone; a live writer's are never touched)."""
     prefix = f".{path.name}."
     try:
         names = os.listdir(path.parent)
@@ -122,10 +138,16 @@ def remove_stale_temporaries(path: Path) -> None:
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
         pid, dot, rest = name[len(prefix):-len(".tmp")].partition(".")
-        if not (dot and rest and pid.isdigit()) or _pid_alive(int(pid)):
+        if not (dot and rest and pid.isdigit()) or pid_alive(int(pid)):
             continue
+        stale = path.parent / name
         try:
-            os.unlink(path.parent / name)
+            if stale.is_dir() and not stale.is_symlink():
+                import shutil
+
+                shutil.rmtree(stale)
+            else:
+                os.unlink(stale)
         except OSError:
             pass
 

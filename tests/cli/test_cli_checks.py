@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 import signal
 import subprocess
 import sys
@@ -177,19 +178,18 @@ def test_directed_and_unweighted_are_refused_on_an_npz_that_records_otherwise(tm
     assert not out.exists()
 
 
-def test_failed_model_file_removes_the_embedding_of_the_run(tmp_path, capsys, monkeypatch):
-    from kernelne.model.kernelne import KernelNE
+def test_failed_model_file_leaves_no_embedding_of_the_run(tmp_path, capsys, monkeypatch):
+    import kernelne.model.model_file as model_file
 
-    def disk_full(self, path):
+    def disk_full(fh, **arrays):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(KernelNE, "save_model", disk_full)
+    monkeypatch.setattr(model_file.np, "savez", disk_full)
     out, model = tmp_path / "e.npy", tmp_path / "m.npz"
     assert main(["embed", str(KARATE), "-o", str(out), "--model-out", str(model), *FAST]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"kernelne: error: cannot write {model}: No space left on device")
-    assert "removed too" in err
-    assert not out.exists() and not model.exists()
+    assert not out.exists() and not model.exists() and os.listdir(tmp_path) == []
 
 
 def test_long_walks_make_small_chunks():
@@ -245,3 +245,39 @@ def test_load_graph_refuses_what_an_npz_contradicts(tmp_path):
     with pytest.raises(InputError, match="records an undirected graph"):
         load_graph(npz, directed=True)
     assert load_graph(npz).n_nodes == 34
+
+
+# ---- the learning rates of the skip-gram baselines --------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["deepwalk", "node2vec"])
+def test_lr_and_min_lr_reach_the_skipgram_baselines(tmp_path, method):
+    def embed(name, *options):
+        out = tmp_path / f"{name}.npy"
+        assert main(["embed", str(KARATE), "-o", str(out), "--method", method, *FAST,
+                     "--seed", "0", *options]) == 0
+        return np.load(out)
+
+    default = embed("default")
+    np.testing.assert_array_equal(default, embed("same", "--lr", "0.025", "--min-lr", "1e-4"))
+    assert not np.array_equal(default, embed("lr", "--lr", "0.2"))
+    # gensim lowers its rate between jobs of 10,000 words: --min-lr shows on a longer corpus
+    longer = ["--walks-per-node", "80"]
+    assert not np.array_equal(embed("long", *longer),
+                              embed("long_min_lr", *longer, "--min-lr", "0.02"))
+
+
+def test_a_baseline_min_lr_above_lr_is_refused(tmp_path, capsys):
+    out = tmp_path / "e.npy"
+    assert main(["embed", str(KARATE), "-o", str(out), "--method", "deepwalk", *FAST,
+                 "--lr", "0.01", "--min-lr", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kernelne: error: --min-lr 0.05 is above --lr 0.01")
+    assert not out.exists()
+
+
+def test_min_lr_is_noted_as_unused_by_line(tmp_path, capsys):
+    out = tmp_path / "e.npy"
+    assert main(["embed", str(KARATE), "-o", str(out), "--method", "line", "--dim", "4",
+                 "--workers", "1", "--quiet", "--seed", "0", "--min-lr", "0.001"]) == 0
+    assert "kernelne: note: --min-lr is not used by --method line" in capsys.readouterr().err

@@ -125,3 +125,32 @@ def test_zero_pairs_is_an_error():
     lonely = Graph.from_edges(np.array([0, 2]), np.array([1, 3]))
     with pytest.raises(TrainingError, match="no \\(center, context\\) pair"):
         KernelNE(walk_length=1, dim=4, walks_per_node=2, workers=1).fit(lonely)
+
+
+def test_roc_auc_is_scikit_learns_float():
+    """The engine's numpy ROC-AUC gives the same float as scikit-learn's, ties included, so
+    the thresholds on the neighbour AUC decide the same."""
+    from sklearn.metrics import roc_auc_score
+
+    from kernelne.engine.diagnostics import roc_auc
+
+    rng = np.random.default_rng(3)
+    for i in range(300):
+        n, m = rng.integers(1, 200, 2)
+        if i % 2:
+            pos, neg = rng.normal(0.3, 1, n), rng.normal(0, 1, m)
+        else:  # many ties
+            pos, neg = rng.integers(0, 4, n) * 1.0, rng.integers(0, 4, m) * 1.0
+        want = roc_auc_score(np.r_[np.ones(n), np.zeros(m)], np.r_[pos, neg])
+        assert roc_auc(pos, neg) == want
+
+
+def test_roc_auc_known_values_and_bad_scores():
+    from kernelne.engine.diagnostics import roc_auc
+
+    assert roc_auc(np.array([2.0, 3.0]), np.array([0.0, 1.0])) == 1.0
+    assert roc_auc(np.array([0.0]), np.array([1.0])) == 0.0
+    assert roc_auc(np.array([1.0, 1.0]), np.array([1.0])) == 0.5
+    assert roc_auc(np.array([1.0, 3.0]), np.array([2.0])) == 0.5
+    with pytest.raises(ValueError, match="NaN"):
+        roc_auc(np.array([np.nan]), np.array([1.0]))

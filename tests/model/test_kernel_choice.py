@@ -11,7 +11,7 @@ import pytest
 
 import kernelne.evaluation
 import kernelne.model.kernel_choice as kc
-import kernelne.model.kernelne
+import kernelne.model.restarts
 from kernelne import KernelNE
 from kernelne.graphs.graph import Graph
 
@@ -39,13 +39,13 @@ DENSE = {"kernel": "multi", "kernels": ["gauss:0.3", "gauss:4"], "robust": False
 def test_the_default_learns_the_weights_as_before(small_graph, monkeypatch):
     """beta_select="train" (the default): the trainer learns all m weights from 1/m."""
     seen = []
-    real = kernelne.model.kernelne.train_settings
+    real = kernelne.model.restarts.train_settings
 
     def spy(*args, **kwargs):
         seen.append(kwargs["learn_beta"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kernelne.model.kernelne, "train_settings", spy)
+    monkeypatch.setattr(kernelne.model.restarts, "train_settings", spy)
     default = KernelNE(kernel="multi", kernels=PAIR, **TINY).fit(small_graph)
     assert seen == [True]
     np.testing.assert_array_equal(default.beta_history_[0], [0.5, 0.5])

@@ -11,12 +11,14 @@ output: with the linear kernel, no negatives and a learning rate of ~0 (nothing 
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
-from test_kernels import CASES, _close, _term_call
 from test_multikernel import assert_close, rows
 
 from kernelne import KernelNE
@@ -31,6 +33,23 @@ from kernelne.engine.trainer import (
     keep_probabilities,
     train_walks,
 )
+
+
+def _test_module(folder: str, name: str):
+    """The test module ``tests/<folder>/<name>.py``, loaded by path: the test folders are not
+    packages, and ``folder`` is on ``sys.path`` only once pytest has collected a file in it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[1] / folder / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_kernel_tests = _test_module("engine", "test_kernels")
+CASES, _close, _term_call = _kernel_tests.CASES, _kernel_tests._close, _kernel_tests._term_call
 
 F32 = np.float32
 TINY_LR = 1e-30  # rows do not move: the losses count pairs

@@ -13,7 +13,9 @@ import uuid
 import numpy as np
 import pytest
 
+import kernelne.partitioned.buckets as buckets
 import kernelne.partitioned.driver as partitioned
+import kernelne.partitioned.locks as locks
 from kernelne import Graph, KernelNE
 from kernelne.cli.app import main
 from kernelne.errors import InputError
@@ -24,7 +26,7 @@ BUCKET = "kernelne-runs"
 SETTINGS = dict(random_state=0, workers=1, walks_per_node=4, dim=8, partitions=3, rounds=2,
                 verbose=False)
 STEPS = 3 * 2  # partitions x rounds: the steps of one epoch
-REAL_BUCKET_TASK = partitioned.bucket_task
+REAL_BUCKET_TASK = buckets.bucket_task
 
 
 class Crash(Exception):
@@ -117,8 +119,8 @@ def test_an_s3_fit_on_workers_without_a_shared_folder_equals_the_local_fit(s3, c
     same_rows(model, reference)
     assert record(s3, "on-workers")["step"] == STEPS
     left = {p.rsplit("/", 1)[-1] for p in s3.ls(f"{BUCKET}/on-workers")}
-    assert {"plan.json", "progress.json", partitioned.MARKER, "blocks", "walks"} <= left
-    assert partitioned.LOCK not in left  # released
+    assert {"plan.json", "progress.json", locks.MARKER, "blocks", "walks"} <= left
+    assert locks.LOCK not in left  # released
     assert all(not any(home.iterdir()) for home in homes)  # nothing written where they run
 
 
@@ -171,7 +173,7 @@ def test_a_lock_is_taken_once_where_the_store_has_no_exclusive_write(monkeypatch
         return real_pipe(self, path, value)
 
     monkeypatch.setattr(type(memory), "pipe_file", pipe_file)
-    lock = location(f"memory://kernelne/{uuid.uuid4().hex}") / partitioned.LOCK
+    lock = location(f"memory://kernelne/{uuid.uuid4().hex}") / locks.LOCK
     assert create_exclusive(lock, b"first")
     assert not create_exclusive(lock, b"second")
     assert memory.cat_file(str(lock).removeprefix("memory:/")) == b"first"
@@ -188,7 +190,7 @@ def test_a_memory_url_with_workers_in_other_processes_is_refused_before_any_work
     import fsspec
 
     assert fsspec.filesystem("memory").ls(run, detail=False) == [
-        run.removeprefix("memory:/") + "/" + partitioned.MARKER]
+        run.removeprefix("memory:/") + "/" + locks.MARKER]
 
 
 def test_a_driver_killed_mid_step_resumes_from_the_s3_record(s3, reference, monkeypatch):
@@ -200,12 +202,12 @@ def test_a_driver_killed_mid_step_resumes_from_the_s3_record(s3, reference, monk
             raise Crash
         return REAL_BUCKET_TASK(*args)
 
-    monkeypatch.setattr(partitioned, "bucket_task", dies_on_the_eighth_bucket)
+    monkeypatch.setattr(buckets, "bucket_task", dies_on_the_eighth_bucket)
     with pytest.raises(Crash):
         fit(f"s3://{BUCKET}/resumed")
     assert record(s3, "resumed")["step"] == 2
     assert s3.exists(f"{BUCKET}/resumed/blocks/A0.v1.npy")  # version 3: half a step written
-    monkeypatch.setattr(partitioned, "bucket_task", REAL_BUCKET_TASK)
+    monkeypatch.setattr(buckets, "bucket_task", REAL_BUCKET_TASK)
     model = fit(f"s3://{BUCKET}/resumed")
     assert model.partition_run_.resumed_at_step == 2
     same_rows(model, reference)
@@ -214,11 +216,11 @@ def test_a_driver_killed_mid_step_resumes_from_the_s3_record(s3, reference, monk
 def test_a_lock_at_the_url_refuses_a_second_run_and_says_whose_it_is(s3):
     run = f"s3://{BUCKET}/locked"
     owner = {"pid": os.getpid(), "host": socket.gethostname(), "token": "other"}
-    assert create_exclusive(location(run) / partitioned.LOCK, json.dumps(owner).encode())
-    assert not create_exclusive(location(run) / partitioned.LOCK, b"{}")
+    assert create_exclusive(location(run) / locks.LOCK, json.dumps(owner).encode())
+    assert not create_exclusive(location(run) / locks.LOCK, b"{}")
     with pytest.raises(InputError, match=f"--partition-dir {run} is in use by pid {os.getpid()}"):
         fit(run)
-    assert json.loads(s3.cat_file(f"{BUCKET}/locked/{partitioned.LOCK}"))["token"] == "other"
+    assert json.loads(s3.cat_file(f"{BUCKET}/locked/{locks.LOCK}"))["token"] == "other"
 
 
 def test_a_bad_url_is_one_error_naming_partition_dir_before_any_work(s3, monkeypatch, tmp_path,
@@ -256,7 +258,7 @@ def test_a_dask_worker_killed_mid_bucket_at_s3_costs_only_that_bucket(s3, cluste
     client, _ = cluster
     monkeypatch.chdir(tmp_path)  # where the worker that replaces the killed one starts
     pids = set(client.run(os.getpid).values())
-    monkeypatch.setattr(partitioned, "bucket_task", kills_its_worker_once)
+    monkeypatch.setattr(buckets, "bucket_task", kills_its_worker_once)
     model = fit(f"s3://{BUCKET}/killed", client=client)
     assert s3.exists(f"{BUCKET}/killed-killed-a-worker")
     assert pids - set(client.run(os.getpid).values())  # one of them is gone

@@ -14,6 +14,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
+import kernelne.partitioned.blocks as blocks
+import kernelne.partitioned.buckets as buckets
 import kernelne.partitioned.driver as partitioned
 from kernelne import Graph, KernelNE
 from kernelne.engine.kernels import Kernel
@@ -29,17 +31,9 @@ from kernelne.engine.trainer import (
 from kernelne.engine.walks import random_walks
 from kernelne.graphs.generators import planted_partition_sbm
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.driver import (
-    BlockRows,
-    bucket_order,
-    part_masks,
-    part_size,
-    read_block,
-    read_rows,
-    read_windows,
-    train_bucket,
-    walks_of_bucket,
-)
+from kernelne.partitioned.blocks import BlockRows, part_size, read_block, read_rows
+from kernelne.partitioned.buckets import bucket_order, read_windows, train_bucket, walks_of_bucket
+from kernelne.partitioned.rounds import part_masks
 
 
 def sbm_graph(n=600, m=3000, k=4, mu=0.2, seed=0):
@@ -103,7 +97,7 @@ def test_a_bucket_lists_the_window_pairs_of_its_parts_in_walk_order():
                         expected.append((v // parts, seq[c] // parts))
             if first_expected < 0 and expected:
                 first_expected = w
-        centers, contexts, _, first = partitioned._bucket_pairs(walks, ids, i, j, parts,
+        centers, contexts, _, first = buckets._bucket_pairs(walks, ids, i, j, parts,
                                                                 settings, no_keep)
         assert list(zip(centers.tolist(), contexts.tolist(), strict=True)) == expected
         assert first == first_expected >= 0
@@ -158,13 +152,13 @@ def test_block_rows_read_the_matrix_the_blocks_make(tmp_path):
     X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
     (tmp_path / "blocks").mkdir()
     for i in range(parts):
-        np.save(partitioned.block_path(tmp_path, "A", i, 5), X[i::parts])
+        np.save(blocks.block_path(tmp_path, "A", i, 5), X[i::parts])
     rows = BlockRows(tmp_path, "A", n, parts, d, 5)
     assert len(rows) == n and rows.shape == (n, d) and rows.all_finite()
     for idx in (np.arange(n), np.array([22, 0, 5, 5, 17]), np.array([], dtype=np.int64)):
         assert np.array_equal(rows[idx], X[idx])
     X[9, 1] = np.nan  # row 9: block 1, row 2
-    np.save(partitioned.block_path(tmp_path, "A", 1, 5), X[1::parts])
+    np.save(blocks.block_path(tmp_path, "A", 1, 5), X[1::parts])
     assert not rows.all_finite()
 
 
@@ -176,8 +170,8 @@ def test_the_restart_look_reads_the_blocks_where_they_lie(tmp_path):
     B = rng.standard_normal((n, d)).astype(np.float32)
     (tmp_path / "blocks").mkdir()
     for i in range(parts):
-        np.save(partitioned.block_path(tmp_path, "A", i, 3), A[i::parts])
-        np.save(partitioned.block_path(tmp_path, "B", i, 3), B[i::parts])
+        np.save(blocks.block_path(tmp_path, "A", i, 3), A[i::parts])
+        np.save(blocks.block_path(tmp_path, "B", i, 3), B[i::parts])
     counts, beta = np.ones(n), np.ones(1, np.float32)
     look = partitioned._shell(tmp_path, g, counts, parts, d, 3, beta,
                               {"scale": 1.0, "pairs": 1000, "narrowed": []}, None)
@@ -266,7 +260,7 @@ class Crash(Exception):
 def test_a_driver_killed_mid_step_resumes_and_matches_a_clean_run(tmp_path, monkeypatch):
     g, _ = sbm_graph()
     clean = fit_in(tmp_path / "clean", g)
-    real, calls = partitioned.bucket_task, []
+    real, calls = buckets.bucket_task, []
 
     def dies_on_the_eighth_bucket(*args):
         calls.append(args[1:4])
@@ -274,14 +268,14 @@ def test_a_driver_killed_mid_step_resumes_and_matches_a_clean_run(tmp_path, monk
             raise Crash
         return real(*args)
 
-    monkeypatch.setattr(partitioned, "bucket_task", dies_on_the_eighth_bucket)
+    monkeypatch.setattr(buckets, "bucket_task", dies_on_the_eighth_bucket)
     with pytest.raises(Crash):
         fit_in(tmp_path / "run", g)
     progress = json.loads((tmp_path / "run" / "progress.json").read_text())
     assert progress["step"] == 2
-    written = partitioned.block_path(tmp_path / "run", "A", 0, 3)  # half a step was written
+    written = blocks.block_path(tmp_path / "run", "A", 0, 3)  # half a step was written
     assert written.stat().st_mtime_ns >= (tmp_path / "run" / "progress.json").stat().st_mtime_ns
-    monkeypatch.setattr(partitioned, "bucket_task", real)
+    monkeypatch.setattr(buckets, "bucket_task", real)
     resumed = fit_in(tmp_path / "run", g)
     assert resumed.partition_run_.resumed_at_step == 2
     np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)
@@ -383,13 +377,13 @@ def test_a_dask_worker_killed_mid_bucket_costs_only_that_bucket(tmp_path):
 def test_a_block_is_written_over_its_old_version_or_anew(tmp_path):
     path = tmp_path / "A0.v1.npy"
     rows = np.arange(12, dtype=np.float32).reshape(4, 3)
-    partitioned._write_block(path, rows)  # no file yet
+    blocks.write_block(path, rows)  # no file yet
     inode = path.stat().st_ino
-    partitioned._write_block(path, rows + 1)  # same shape: written over, same file
+    blocks.write_block(path, rows + 1)  # same shape: written over, same file
     assert path.stat().st_ino == inode
     np.testing.assert_array_equal(np.load(path), rows + 1)
-    partitioned._write_block(path, rows[:2])  # another shape: a new file
+    blocks.write_block(path, rows[:2])  # another shape: a new file
     np.testing.assert_array_equal(np.load(path), rows[:2])
     path.write_bytes(b"\x93NUMPY cut short")  # a write cut short by a crash
-    partitioned._write_block(path, rows)
+    blocks.write_block(path, rows)
     np.testing.assert_array_equal(np.load(path), rows)

@@ -11,7 +11,8 @@ from tune_fakes import FULL, FakeEstimator
 
 import kernelne.evaluation as evaluation
 from kernelne.cli.app import main
-from kernelne.tune.search import KERNELNE_DEFAULTS, SEARCH_SPACES, tune
+from kernelne.tune.search import tune
+from kernelne.tune.space import KERNELNE_DEFAULTS, SEARCH_SPACES
 
 FAST = {"dim": 8, "workers": 1, "walks_per_node": 4}
 
@@ -63,7 +64,7 @@ def test_every_search_space_builds_its_method(method):
 
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     params = SEARCH_SPACES[method](study.ask())
-    from kernelne.tune.search import make_estimator
+    from kernelne.tune.space import make_estimator
 
     assert make_estimator(method, params).get_params()  # accepted by the constructor
 
@@ -118,7 +119,7 @@ class PlantedFake(FakeEstimator):
 def fake_kernelne(monkeypatch):
     import importlib
 
-    module = importlib.import_module("kernelne.tune.search")
+    module = importlib.import_module("kernelne.tune.space")
     monkeypatch.setattr(module, "make_estimator", lambda method, params: PlantedFake(**params))
 
 
@@ -230,7 +231,7 @@ def test_noise_is_reported_in_table_csv_and_json(groups, fake_kernelne, tmp_path
 
 
 def test_ranking_says_when_the_top_two_are_within_noise():
-    from kernelne.tune.search import rank_finalists
+    from kernelne.evaluation.validation import rank_finalists
 
     a = {"number": 3, "score": 0.5, "se": 0.01, "values": [0.49, 0.50, 0.51]}
     close = {"number": 0, "score": 0.499, "se": 0.01, "values": [0.50, 0.49, 0.507]}
@@ -245,7 +246,7 @@ def test_ranking_says_when_the_top_two_are_within_noise():
 
 
 def test_auc_standard_error():
-    from kernelne.tune.search import auc_standard_error
+    from kernelne.evaluation.validation import auc_standard_error
 
     assert auc_standard_error(1.0, 50, 50) == 0.0
     assert auc_standard_error(0.8, 100, 100) > auc_standard_error(0.8, 1000, 1000) > 0
@@ -253,7 +254,7 @@ def test_auc_standard_error():
 
 
 def test_every_method_has_defaults_inside_its_search_space():
-    from kernelne.tune.search import DEFAULT_CANDIDATES, default_params, make_estimator
+    from kernelne.tune.space import DEFAULT_CANDIDATES, default_params, make_estimator
 
     for method in SEARCH_SPACES:
         assert DEFAULT_CANDIDATES[method], method
@@ -274,7 +275,7 @@ def test_every_default_is_a_trial_and_the_winner_is_never_worse(groups, with_lab
     """A tiny real search: each of KERNELNE_DEFAULTS is a trial (by name and by settings),
     each is a finalist, and the winner's precise validation score is at least the best
     default's."""
-    from kernelne.tune.search import default_name, default_params
+    from kernelne.tune.space import default_name, default_params
 
     graph, nodes, Y = groups
     labels = (nodes, Y) if with_labels else None
@@ -298,7 +299,7 @@ def test_every_default_is_a_trial_and_the_winner_is_never_worse(groups, with_lab
 def test_the_search_space_offers_the_loss_options():
     import optuna
 
-    from kernelne.tune.search import SUBSAMPLE_CHOICES
+    from kernelne.tune.space import SUBSAMPLE_CHOICES
 
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     seen: dict[str, set] = {"loss": set(), "window_shrink": set(), "subsample": set(),
@@ -333,8 +334,8 @@ def test_a_fixed_parameter_is_not_searched(groups, fake_kernelne):
 
 
 def test_parse_fixed_reads_each_parameter_as_its_type():
+    from kernelne.cli.tune import parse_fixed
     from kernelne.errors import InputError
-    from kernelne.tune.search import parse_fixed
 
     got = parse_fixed("kernelne", ["loss=squared", "window_shrink=false", "subsample=1e-4",
                                    "window=5", "sigma=1", "kernel=gauss"])

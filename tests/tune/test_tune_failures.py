@@ -15,12 +15,14 @@ import pytest
 from tune_fakes import FULL, FakeEstimator, write_karate
 
 from kernelne.cli.app import main
-from kernelne.errors import TrainingError
+from kernelne.errors import InputError, TrainingError
 from kernelne.graphs.graph import Graph
-from kernelne.tune.search import KERNELNE_DEFAULTS, tune
+from kernelne.tune.search import tune
+from kernelne.tune.space import KERNELNE_DEFAULTS
 
 DIVERGED = "training diverged: 7 of 120 embedding rows are NaN or infinite"
-tune_module = importlib.import_module("kernelne.tune.search")
+space_module = importlib.import_module("kernelne.tune.space")
+result_module = importlib.import_module("kernelne.tune.result")
 #: the failures do not depend on the classifier's C: C = 1 is the fast one
 C1 = {"select_C": False}
 
@@ -54,7 +56,7 @@ def fake(monkeypatch):
     studies tune creates, to read Optuna's trial states."""
     import optuna
 
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     studies = []
     real = optuna.create_study
 
@@ -175,7 +177,7 @@ FAST = ["--dim", "8", "--workers", "1", "--quiet"]
 
 
 def test_cli_every_trial_failing_is_one_line(karate, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     Fake.fails = staticmethod(lambda p, graph: True)
     try:
         edges, labels = karate
@@ -192,7 +194,7 @@ def test_cli_every_trial_failing_is_one_line(karate, tmp_path, capsys, monkeypat
 
 
 def test_cli_progress_numbers_trials_like_the_table(karate, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     Fake.fails = staticmethod(multi_loglik)
     try:
         edges, labels = karate
@@ -227,11 +229,21 @@ def test_audit_line_gives_the_best_finalists_score(groups, fake):
             f"{tests[best]:.4f}") in audit
 
 
+def test_tune_refuses_a_fixed_partition_folder_before_any_trial(tmp_path, no_search):
+    """D14: one partition folder shared by every trial fails all but the first."""
+    with pytest.raises(InputError, match="would share one partition folder"):
+        tune(write_karate(tmp_path)[0], fixed={"partitions": 2,
+                                                "partition_dir": str(tmp_path / "pd")})
+    assert not (tmp_path / "pd").exists()
+
+
 @pytest.mark.parametrize("extra, expected", [
     (["--finalists", "2"], "--finalists only matters with --search-walks"),
     (["--fix", "kernel=gauss", "--fix", "kernel=multi"],
      '--fix kernel given twice ("gauss", then "multi"): give it once'),
     (["--seed", "-1"], "argument --seed: -1: a seed is a whole number >= 0"),
+    (["--fix", "partitions=2", "--fix", "partition_dir=pd"],  # D14
+     "every trial (and the refit) would share one partition folder"),
 ])
 def test_cli_refuses_before_the_search(karate, tmp_path, capsys, no_search, extra, expected):
     edges, _ = karate
@@ -249,7 +261,7 @@ def test_cli_npz_output_is_an_embedding_archive(karate, tmp_path, monkeypatch):
     """``-o t.npz`` writes the embedding as ``embed`` does: vectors and ids in one archive."""
     from kernelne.embedding_io import load_embedding
 
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     edges, labels = karate
     out = tmp_path / "t.npz"
     assert main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
@@ -271,13 +283,13 @@ def test_cli_refuses_an_unwritable_report_dir(karate, tmp_path, capsys, no_searc
 
 
 def test_cli_full_disk_is_one_line_and_leaves_nothing(karate, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     report = tmp_path / "rep"
 
     def full(result, path):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(tune_module, "plot_trials", full)
+    monkeypatch.setattr(result_module, "plot_trials", full)
     edges, labels = karate
     before = set(os.listdir(tmp_path))
     code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
@@ -290,13 +302,34 @@ def test_cli_full_disk_is_one_line_and_leaves_nothing(karate, tmp_path, capsys, 
 
 def test_cli_report_is_a_deprecated_spelling_of_report_dir(karate, tmp_path, capsys,
                                                            monkeypatch):
-    monkeypatch.setattr(tune_module, "make_estimator", lambda method, params: Fake(**params))
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     edges, labels = karate
     code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
                  "-o", str(tmp_path / "e.npy"), "--report", str(tmp_path / "rep")])
     assert code == 0
     assert "--report is deprecated, use --report-dir" in capsys.readouterr().err
     assert (tmp_path / "rep" / "best.json").exists()
+
+
+def test_cli_removes_the_report_staging_folder_of_a_killed_run(karate, tmp_path,
+                                                              monkeypatch):
+    """D13: a tune killed while staging its report leaves ``.REPORT.<pid>.<random>.tmp``;
+    the next run removes it (a live process's staging folder is kept)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".rep.{dead.pid}.abc123.tmp"
+    stale.mkdir()
+    (stale / "trials.csv").write_text("half written")
+    live = tmp_path / f".rep.{os.getpid()}.xyz789.tmp"
+    live.mkdir()
+    monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
+    edges, labels = karate
+    assert main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+                 "-o", str(tmp_path / "e.npy"), "--report-dir", str(tmp_path / "rep")]) == 0
+    assert not stale.exists() and live.exists() and (tmp_path / "rep" / "best.json").exists()
 
 
 def test_cli_help_has_an_example_and_no_handwritten_defaults(capsys):

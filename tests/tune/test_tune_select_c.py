@@ -17,7 +17,8 @@ from kernelne.cli.app import main
 from kernelne.evaluation.classification import SELECT_CS
 from kernelne.tune.search import tune
 
-tune_module = importlib.import_module("kernelne.tune.search")
+space_module = importlib.import_module("kernelne.tune.space")
+result_module = importlib.import_module("kernelne.tune.result")
 CHOSEN = ("validation Micro-F1, C chosen per split among 0.01-100 by 3-fold CV on each "
           "split's training nodes")
 #: the squared-loss defaults only (4 trials), 3 splits each: fast
@@ -46,7 +47,7 @@ class ScaleFake(FakeEstimator):
 @pytest.fixture
 def fake(monkeypatch):
     """Tune with :class:`ScaleFake`; returns the ``select_C`` of every validation call."""
-    monkeypatch.setattr(tune_module, "make_estimator",
+    monkeypatch.setattr(space_module, "make_estimator",
                         lambda method, params: ScaleFake(**params))
     calls: list[dict] = []
     real = evaluation.evaluate_node_classification

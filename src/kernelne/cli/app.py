@@ -16,12 +16,19 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
-from kernelne.cli.grammar import HelpFormatter, add_command, output_or_positional, seed_value
+from kernelne.cli.grammar import (
+    HelpFormatter,
+    add_command,
+    check_deprecated_spellings,
+    output_or_positional,
+    seed_value,
+)
 from kernelne.cli.options import (
     OPTION_PARAMS,
     add_graph_input_options,
     add_model_options,
     add_partition_options,
+    check_method_options,
     check_model_options,
     check_options_on_graph,
     describe_fit,
@@ -45,8 +52,8 @@ def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
 
 
 OUTPUT_HELP = ("output file: .npz (vectors and node ids), .npy (NumPy; ids other than 0..n-1 "
-               "in NAME.nodes.txt beside it), or word2vec text for any other suffix (- for "
-               "standard output)")
+               "in NAME.nodes.txt beside it), .parquet (columns node, dim_0..), or word2vec "
+               "text as .txt/.emb/.vec/.w2v (- for standard output)")
 
 
 def _wrote(output: str) -> str:
@@ -68,11 +75,13 @@ def _shown(output: str) -> str:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from kernelne.embedding_io import check_embedding_output, save_embedding
+    from kernelne.embedding_io import check_embedding_output, check_ids_writable
 
     check_embedding_output(args.output, [args.input])
     if args.method == "kernelne":
         check_model_options(args)
+    else:
+        check_method_options(args)
     if args.model_out is not None:
         if args.method != "kernelne":
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")
@@ -80,6 +89,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     graph = read_input_graph(args)
     load_seconds = time.perf_counter() - start
+    check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
     if args.method == "kernelne":
         check_options_on_graph(args, graph)
@@ -90,23 +100,27 @@ def cmd_embed(args: argparse.Namespace) -> int:
         shared = dict(
             dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
-            epochs=args.epochs, workers=args.workers, random_state=args.seed,
-            verbose=not args.quiet, propagate=args.propagate,
+            epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
+            random_state=args.seed, verbose=not args.quiet,
+            propagate=args.propagate or None,  # unset: the method's own default
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
-    if args.scheduler is not None and (args.method != "kernelne" or args.partitions < 2):
+    if args.scheduler is not None and args.method != "kernelne":
+        raise InputError(f"--scheduler trains a partitioned KernelNE fit; --method "
+                         f"{args.method} runs in this process: leave out --scheduler")
+    if args.scheduler is not None and args.partitions < 2:
         raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
                          "(P >= 2)")
-    with rows_on_disk(model):
+    with rows_on_disk(model) as temporary:
         if args.scheduler is not None:
             with dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
         else:
             model.fit(graph)
-        save_embedding(args.output, model.embedding_, graph.nodes)
-        if args.model_out is not None:
-            save_model_or_undo(model, args.model_out, args.output)
+        if temporary is not None:  # the model file records no folder removed after the run
+            model.partition_dir = None
+        save_outputs(model, args.output, graph.nodes, args.model_out)
     if not args.quiet:
         out = _summary_stream(args)
         seconds = time.perf_counter() - start
@@ -128,34 +142,34 @@ def rows_on_disk(model):
     until they are written (a fit in a temporary folder of its own reads them into memory:
     the whole model, which a partitioned fit may be too large for)."""
     if int(getattr(model, "partitions", 1)) < 2 or model.partition_dir is not None:
-        yield
+        yield None
         return
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kernelne-parts-") as folder:
         model.partition_dir = folder
         try:
-            yield
+            yield folder
         finally:
             model.partition_dir = None
 
 
-def save_model_or_undo(model, model_out: str, output: str) -> None:
-    """Save ``model`` to ``model_out``; if that fails, remove the embedding ``output`` this
-    run wrote, so that a run leaves both files or neither."""
-    try:
-        model.save_model(model_out)
-    except BaseException as exc:
-        if output == "-":
-            raise
-        with contextlib.suppress(OSError):
-            os.unlink(output)
-        undone = f"(the embedding {output} was removed too)"
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write {model_out}: {exc.strerror or exc} {undone}") from None
-        if isinstance(exc, InputError):
-            raise InputError(f"{exc} {undone}") from None
-        raise
+def save_outputs(model, output: str, nodes, model_out: str | None) -> None:
+    """Write the embedding ``output`` and, with ``model_out``, the model file: both or neither.
+
+    The model file is written first to a temporary name (the larger file, so a full disk
+    stops the run there), then the embedding and its ids sidecar, then the model file is
+    renamed into place: a failure leaves the files from before the run as they were."""
+    from kernelne.embedding_io import save_embedding
+    from kernelne.model.model_file import save_model
+
+    def embedding() -> None:
+        save_embedding(output, model.embedding_, nodes)
+
+    if model_out is None:
+        embedding()
+    else:
+        save_model(model, model_out, then=embedding)
 
 
 def check_distinct_outputs(output, model_out, inputs) -> None:
@@ -171,7 +185,7 @@ def check_distinct_outputs(output, model_out, inputs) -> None:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    from kernelne.embedding_io import check_embedding_output, save_embedding
+    from kernelne.embedding_io import check_embedding_output, check_ids_writable
     from kernelne.model.kernelne import KernelNE
 
     check_embedding_output(args.output, [args.model, args.input])
@@ -184,11 +198,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.seed is not None:
         model.set_params(random_state=args.seed)
     graph = read_input_graph(args)
+    check_ids_writable(args.output, model.nodes_)
+    check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
     model.partial_fit(graph, touched_rate=args.touched_rate)
-    save_embedding(args.output, model.embedding_, model.nodes_)
-    if args.model_out is not None:
-        save_model_or_undo(model, args.model_out, args.output)
+    save_outputs(model, args.output, model.nodes_, args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"graph      {graph.summary()}\n"
@@ -335,23 +349,11 @@ def _version() -> str:
 
 
 def _extensions() -> list[Callable]:
-    """Subcommands defined next to the code they run (evaluation, baselines, reproduce)."""
-    found = []
-    for module, attr in [("kernelne.cli.evaluate", "register"),
-                         ("kernelne.cli.reproduce", "register"),
-                         ("kernelne.tune.search", "register"),
-                         ("kernelne.evaluation.plot", "register"),
-                         ("kernelne.graphs.datasets", "register"),
-                         ("kernelne.graphs.generators", "register"),
-                         ("kernelne.cli.docs", "register")]:
-        try:
-            mod = __import__(module, fromlist=[attr])
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("kernelne"):
-                continue
-            raise
-        found.append(getattr(mod, attr))
-    return found
+    """The ``register`` functions of the subcommands with a module of their own."""
+    from kernelne.cli import datasets, docs, evaluate, generate, plot, reproduce, tune
+
+    return [evaluate.register, reproduce.register, tune.register, plot.register,
+            datasets.register, generate.register, docs.register]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -384,23 +386,36 @@ def _on_sigterm(signum, frame) -> None:
     raise _Terminated
 
 
+MESSAGE_LIMIT = 2000  # characters of an error line; the quotes in it are capped already
+
+
+def _capped(exc: BaseException) -> str:
+    """The error's message on one line, at most about :data:`MESSAGE_LIMIT` characters (its
+    start and end kept): a message quoting a huge input is never echoed whole."""
+    text = " ".join(str(exc).splitlines())
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    return f"{text[:MESSAGE_LIMIT - 500]} ... {text[-400:]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:  # a SIGTERM during start-up (imports take seconds on a busy machine) exits 143 too
         args = build_parser().parse_args(argv)
+        check_deprecated_spellings(args)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except InputError as exc:
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:  # an impossible parameter combination
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 2
     except TrainingError as exc:
-        print(f"kernelne: error: {exc}", file=sys.stderr)
+        print(f"kernelne: error: {_capped(exc)}", file=sys.stderr)
         return 1
     except MemoryError as exc:
         print(f"kernelne: error: out of memory{f' ({exc})' if str(exc) else ''}",

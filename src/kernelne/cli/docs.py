@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from kernelne.cli.grammar import add_command
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 
 #: the guides, by the name ``kernelne docs NAME`` takes, with what each holds
 PAGES = {
@@ -54,7 +54,7 @@ def read_page(name: str) -> str:
     """
     key = name.lower().removesuffix(".md")
     if key not in PAGES:
-        raise InputError(f"no guide named {name!r}; the guides: {', '.join(PAGES)}")
+        raise InputError(f"no guide named {quote(name)}; the guides: {', '.join(PAGES)}")
     path = docs_folder() / PAGES[key][0]
     if not path.is_file():
         raise InputError(f"this installation lacks the guide {PAGES[key][0]} (looked in "

@@ -8,12 +8,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
-from kernelne.errors import InputError
+from kernelne.cli.grammar import add_command, add_deprecated_alias, job_count, seed_value
+from kernelne.errors import InputError, quote
 from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
 from kernelne.evaluation.results import check_results_path
-from kernelne.outputs import check_output_path, job_count
+from kernelne.outputs import check_output_path
 
 
 def parse_ratios(text: str) -> list[float]:
@@ -23,7 +23,7 @@ def parse_ratios(text: str) -> list[float]:
         try:
             value = float(token.rstrip("%")) / (100 if token.endswith("%") else 1)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a ratio: {token!r}") from None
+            raise argparse.ArgumentTypeError(f"not a ratio: {quote(token)}") from None
         if not 0 < value < 1:
             raise argparse.ArgumentTypeError(
                 f"ratio {token} must lie strictly between 0 and 1 (or 0% and 100%)"
@@ -143,9 +143,12 @@ def cmd_heuristics(args: argparse.Namespace) -> int:
 
 
 def cmd_split(args: argparse.Namespace) -> int:
-    from kernelne.evaluation.splits import make_link_split
+    from kernelne.evaluation.splits import SPLIT_FILES, make_link_split
 
-    check_output_path(args.out_dir, [args.graph], folder=True)
+    folder = Path(args.out_dir)
+    check_output_path(args.out_dir, [args.graph], folder=True, companions=[
+        (folder / name, f"written by split into --out-dir {args.out_dir}")
+        for name in SPLIT_FILES])
     start = time.perf_counter()
     split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed,
                             cap=args.cap)

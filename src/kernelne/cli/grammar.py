@@ -63,22 +63,56 @@ def add_command(subparsers: Any, name: str, *, help: str, description: str,
 class _DeprecatedOption(argparse.Action):
     """Store like the new option, after a warning that names it."""
 
-    def __init__(self, option_strings, dest, new: str, nargs=None, **kwargs):
-        self.new = new
+    def __init__(self, option_strings, dest, new: str, new_default: Any = None, nargs=None,
+                 **kwargs):
+        self.new, self.new_default = new, new_default
         super().__init__(option_strings, dest, nargs=nargs, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
         print(f"kernelne: warning: {option_string} is deprecated, use {self.new} (the old "
               f"spelling is removed in {REMOVED_IN})", file=sys.stderr)
-        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+        value = True if self.nargs == 0 else values
+        given = vars(namespace).setdefault(DEPRECATED_GIVEN, {})
+        if self.dest not in given:  # the value before: not the default if the new one came first
+            given[self.dest] = [option_string, self.new, getattr(namespace, self.dest,
+                                                                 self.new_default),
+                                self.new_default, value]
+        elif given[self.dest][4] != value:  # the old spelling twice, with two values
+            raise argparse.ArgumentError(self, f"given twice ({given[self.dest][4]}, then "
+                                               f"{value}): give {self.new} once")
+        given[self.dest][4] = value
+        setattr(namespace, self.dest, value)
+
+
+DEPRECATED_GIVEN = "_deprecated_given"  # namespace attribute: the deprecated spellings used
 
 
 def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str,
                          **kwargs: Any) -> None:
     """Accept option ``old`` as a hidden synonym of ``new`` (stored in ``dest``) for one
-    release, warning on use. ``kwargs`` (``type``, ``nargs``, ...) must match ``new``'s."""
+    release, warning on use. ``kwargs`` (``type``, ``nargs``, ...) must match ``new``'s.
+    Both spellings given together are refused by :func:`check_deprecated_spellings`."""
+    new_default = next((a.default for a in parser._actions if new in a.option_strings), None)
     parser.add_argument(old, dest=dest, action=_DeprecatedOption, new=new,
-                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+                        new_default=new_default, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS, **kwargs)
+
+
+def check_deprecated_spellings(args: argparse.Namespace) -> None:
+    """Refuse a deprecated option given together with its new spelling (in either order),
+    rather than keeping whichever came last.
+
+    Raises
+    ------
+    InputError
+        Naming both spellings.
+    """
+    from kernelne.errors import InputError
+
+    for dest, (old, new, before, default, last) in vars(args).pop(DEPRECATED_GIVEN,
+                                                                    {}).items():
+        if before != default or getattr(args, dest) != last:
+            raise InputError(f"{old} (deprecated) and {new} both given: give only {new}")
 
 
 def output_or_positional(args: argparse.Namespace, command: str, metavar: str) -> str:
@@ -119,11 +153,36 @@ def output_or_positional(args: argparse.Namespace, command: str, metavar: str) -
     return args.output
 
 
+def whole_number(text: str) -> int:
+    """``text`` as an int, or argparse's error "not a whole number" (the start of every
+    count type of the command line)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def job_count(text: str) -> int:
+    """argparse type for ``--jobs``: a positive count, or -1 for every core."""
+    value = whole_number(text)
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(
+            f"{value}: use a positive number of jobs, or -1 for every core")
+    return value
+
+
+def positive_count(text: str) -> int:
+    """argparse type for counts such as ``--workers``: a whole number of at least 1 (checked
+    while parsing, so nothing is created before a bad value is refused)."""
+    value = whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
+    return value
+
+
 def seed_value(text: str) -> int:
     """argparse type of ``--seed``: a whole number >= 0 (numpy's seeds), refused while parsing
     so that nothing runs before a bad seed is reported."""
-    from kernelne.outputs import whole_number
-
     value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value}: a seed is a whole number >= 0")

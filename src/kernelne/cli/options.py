@@ -8,97 +8,73 @@ import argparse
 import math
 import sys
 
-from kernelne.cli.grammar import seed_value
-from kernelne.errors import InputError
+from kernelne.cli.grammar import positive_count, seed_value
+from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
-from kernelne.outputs import positive_count
+from kernelne.model.params import (
+    PARAMS,
+    AnyOf,
+    Flag,
+    Folder,
+    Integer,
+    KernelSpecs,
+    Options,
+    Param,
+    Real,
+    Rule,
+    Seed,
+    Spectral,
+)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The KernelNE options shared by ``embed`` and ``demo``."""
+    """The KernelNE options shared by ``embed`` and ``demo``: one per row of
+    :data:`kernelne.model.params.PARAMS` in the ``"model"`` group, with its default and help."""
     g = parser.add_argument_group("KernelNE model")
-    g.add_argument("--kernel", default="gauss", choices=["gauss", "schoenberg", "sch", "linear",
-                   "multi"], help="kernel (linear = the 'NE' ablation; multi = learned mix)")
-    g.add_argument("--sigma", type=positive_number, default=math.sqrt(2.0),
-                   metavar="SIGMA", help="Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) "
-                   "(default: sqrt 2 = %(default).4f)")
-    g.add_argument("--alpha", type=positive_number, default=1.0, metavar="ALPHA",
-                   help="Schoenberg alpha")
-    g.add_argument("--kernels", default=None, metavar="LIST",
-                   help="dictionary for --kernel multi, e.g. gauss:1,gauss:2,sch:1")
-    g.add_argument("--dim", type=positive_count, default=128, metavar="D",
-                   help="embedding dimension d")
-    g.add_argument("--walks-per-node", type=positive_count, default=80, metavar="N",
-                   help="walks per node")
-    g.add_argument("--walk-length", type=positive_count, default=10, metavar="L",
-                   help="walk length")
-    g.add_argument("--window", type=positive_count, default=10, metavar="W",
-                   help="context window gamma")
-    g.add_argument("--negatives", type=positive_count, default=5, metavar="K",
-                   help="negative samples k (at least 1)")
-    g.add_argument("--lr", type=positive_number, default=0.025, metavar="LR",
-                   help="initial learning rate")
-    g.add_argument("--min-lr", type=positive_number, default=1e-4, metavar="LR",
-                   help="learning-rate floor")
-    g.add_argument("--reg", type=non_negative_number, default=0.01, metavar="LAMBDA",
-                   help="L2 penalty lambda")
-    g.add_argument("--beta-reg", type=non_negative_number, default=0.01, metavar="LAMBDA",
-                   help="L2 penalty on kernel weights, --kernel multi")
-    g.add_argument("-p", "--p", type=positive_number, default=1.0, metavar="P",
-                   help="node2vec return parameter p")
-    g.add_argument("-q", "--q", type=positive_number, default=1.0, metavar="Q",
-                   help="node2vec in-out parameter q")
-    g.add_argument("--epochs", type=positive_count, default=1, metavar="N",
-                   help="passes over the walks")
-    g.add_argument("--workers", type=positive_count, default=None, metavar="N",
-                   help="threads (default: all cores)")
-    g.add_argument("--seed", type=seed_value, default=None, metavar="N",
-                   help="random seed (1 worker: exact)")
-    g.add_argument("--setting", default="auto", choices=["auto", "given"],
-                   help="auto: start with the paper's setting and switch to --kernel "
-                   "schoenberg --window-shrink when the restart test finds the rows collapsing "
-                   "(dense graphs), if --kernel, --sigma, --loss and --window-shrink are left "
-                   "at their defaults; given: the options as given")
-    g.add_argument("--normalize", default="auto", choices=["auto", "none"],
-                   help="auto: rows rescaled by one factor to a median norm of 2.5 (for "
-                   "logistic regression at C = 1; cosines, neighbours and k-means are "
-                   "unchanged); none: rows as trained")
-    g.add_argument("--paper", action="store_true",
-                   help="the paper's exact algorithm and setting: --setting given "
-                   "--normalize none, and no robust restart with a narrower kernel when the "
-                   "rows collapse (`kernelne docs collapse`)")
-    g.add_argument("--shared-negatives", action="store_true",
-                   help="one set of negatives per center for all its contexts, one weighted "
-                   "step (several times faster on large graphs; Micro-F1 about 0.005 lower "
-                   "on Cora and CiteSeer)")
-    g.add_argument("--negative-pool", type=pool_setting, default="auto", metavar="Q",
-                   help="each walk's pairs pick their k negatives from a pool of Q draws made "
-                   "at the walk's start (0: k fresh draws per pair, the paper's; auto: "
-                   f"128 on graphs of 100,000+ nodes, 0 below; at most {MAX_POOL:,})")
-    g.add_argument("--beta-update", default="projected", choices=["projected", "simplex"],
-                   help="kernel weights of --kernel multi: projected SGD (paper) or on the "
-                   "simplex by mirror descent")
-    g.add_argument("--beta-select", default="train", choices=["train", "uniform", "validation"],
-                   help="kernel weights of --kernel multi: train (learned by SGD), "
-                   "uniform (fixed 1/m) or validation (each single kernel, uniform and train "
-                   "fitted and scored on 20%% held-out edges; the best refitted on the whole "
-                   "graph; `kernelne docs method`, section 4)")
-    g.add_argument("--loss", default="squared", choices=["squared", "loglik"],
-                   help="squared (the paper's (y - k)^2) or loglik (-log k for a "
-                   "context, -log(1 - k) for a negative; k clipped to [1e-4, 0.99])")
-    g.add_argument("--window-shrink", action="store_true",
-                   help="word2vec's shrinking window: each center draws its window uniformly "
-                   "in 1..--window, so nearer contexts weigh more")
-    g.add_argument("--subsample", type=subsample_threshold, default=0.0, metavar="T",
-                   help="word2vec's frequent-node subsampling: drop an occurrence of a node "
-                   "with probability 1 - sqrt(T / its frequency in the walks); 0: off")
-    g.add_argument("--propagate", nargs="?", const="on", default=None, type=propagate_setting,
-                   metavar="SPEC",
-                   help="spectrally propagate the final rows (ProNE's enhancement: a Chebyshev "
-                   "band-pass filter on the normalised Laplacian, then a thin SVD); alone: "
-                   "order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. "
-                   "--propagate order=10,mu=0.2,theta=0.5; off: none (ProNE's factorisation "
-                   "only, with --method prone); works with every --method")
+    for row in PARAMS:
+        if row.cli is not None and row.cli.group == "model":
+            add_param_option(g, row)
+
+
+def add_param_option(group, row: Param) -> None:
+    """The option of parameter ``row``: its flags, default, type or choices, metavar, help."""
+    cli = row.cli
+    if isinstance(row.rule, Flag):
+        group.add_argument(*cli.flags, dest=cli.dest, action="store_true", help=cli.help)
+        return
+    kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help}
+    rule = cli.rule or row.rule
+    if isinstance(rule, (Options, AnyOf)) and cli.choices is not None:
+        kwargs["choices"] = list(cli.choices)
+    elif isinstance(rule, Options):
+        kwargs["choices"] = list(rule.choices)
+    else:
+        kwargs["type"] = option_type(rule)
+    if cli.metavar is not None:
+        kwargs["metavar"] = cli.metavar
+    if cli.const is not None:
+        kwargs.update(nargs="?", const=cli.const)
+    group.add_argument(*cli.flags, **kwargs)
+
+
+def option_type(rule: Rule):
+    """The argparse type that reads a value of ``rule`` from the command line (``None``:
+    the text as given)."""
+    if isinstance(rule, Integer) and rule.low == 1 and not rule.also:
+        return positive_count
+    if isinstance(rule, Real) and rule.low == 0 and rule.high == math.inf:
+        return non_negative_number if rule.low_closed else positive_number
+    if isinstance(rule, Real) and (rule.low, rule.high) == (0, 1):
+        return subsample_threshold
+    if isinstance(rule, AnyOf) and any(isinstance(r, Integer) for r in rule.rules):
+        return pool_setting
+    if isinstance(rule, Seed):
+        return seed_value
+    if isinstance(rule, Spectral):
+        return propagate_setting
+    if isinstance(rule, (KernelSpecs, Folder)):
+        return None
+    raise TypeError(f"no command-line type for {rule!r}")
 
 
 #: the largest --negative-pool: every walk draws its pool, so a pool beyond the negatives a
@@ -115,7 +91,7 @@ def pool_setting(text: str) -> int | str:
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected auto or a pool size >= 0, got {quote(text)}")
     if value > MAX_POOL:
         raise argparse.ArgumentTypeError(
             f"{value:,}: at most {MAX_POOL:,} (every walk draws the whole pool at its start, and "
@@ -139,7 +115,7 @@ def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {quote(text)}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text}: not a finite number")
     return value
@@ -177,15 +153,29 @@ MIN_KEPT_SHARE = 0.01
 def check_model_options(args: argparse.Namespace) -> None:
     """The checks of the model options that involve two of them, made right after parsing,
     each naming its options."""
-    if args.min_lr > args.lr:
-        raise InputError(f"--min-lr {args.min_lr:g} is above --lr {args.lr:g}: the "
-                         "learning rate decays from --lr down to --min-lr")
+    check_learning_rates(args)
     pool = args.negative_pool
     used = args.walk_length * 2 * args.window * args.negatives
     if isinstance(pool, int) and pool > used:
         print(f"kernelne: note: --negative-pool {pool:,} draws more than the at most {used:,} "
               "negatives a walk uses (--walk-length x 2 --window x --negatives): "
               "--negative-pool 0 (draws per pair) costs less", file=sys.stderr)
+
+
+def check_learning_rates(args: argparse.Namespace) -> None:
+    """``--min-lr`` must not be above ``--lr``."""
+    if args.min_lr > args.lr:
+        raise InputError(f"--min-lr {args.min_lr:g} is above --lr {args.lr:g}: the "
+                         "learning rate decays from --lr down to --min-lr")
+
+
+def check_method_options(args: argparse.Namespace) -> None:
+    """The checks of a baseline's options (``embed --method``) that involve two of them: the
+    learning rates of a method that takes both (DeepWalk, node2vec)."""
+    from kernelne.baselines import method_params
+
+    if {"lr", "min_lr"} <= set(method_params(args.method)):
+        check_learning_rates(args)
 
 
 def check_options_on_graph(args: argparse.Namespace, graph) -> None:
@@ -221,17 +211,9 @@ def expected_kept_share(graph, subsample: float) -> float:
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
     """Partitioned training (``embed``): P x P buckets, blocks on disk, optionally on Dask."""
     g = parser.add_argument_group("partitioned training (`kernelne docs distributed`)")
-    g.add_argument("--partitions", type=positive_count, default=1, metavar="P",
-                   help="train in P partitions with two blocks of rows in memory (1: the "
-                        "plain fit)")
-    g.add_argument("--partition-dir", default=None, metavar="DIR|URL",
-                   help="folder or fsspec URL of the blocks, walks and checkpoints, e.g. "
-                        "/mnt/nfs/run or s3://bucket/run (gs://, memory:// in one process; "
-                        "a URL needs no shared disk: every worker reaches it with the AWS_* "
-                        "or other credentials of its file system); a rerun with the same "
-                        "folder or URL resumes; default: a temporary folder")
-    g.add_argument("--rounds", type=positive_count, default=None, metavar="R",
-                   help="rounds of walks, each trained in P steps (default: 20)")
+    for row in PARAMS:
+        if row.cli is not None and row.cli.group == "partition":
+            add_param_option(g, row)
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="train the buckets on this Dask scheduler's workers, e.g. "
                         "tcp://host:8786 (needs --partitions > 1)")
@@ -256,11 +238,8 @@ def read_input_graph(args: argparse.Namespace):
 
 
 # kernel options and the --kernel values that use them
-KERNEL_OPTIONS = {"kernels": ("multi",), "sigma": ("gauss",), "alpha": ("schoenberg", "sch"),
-                  "beta_reg": ("multi",), "beta_update": ("multi",),
-                  "beta_select": ("multi",)}
-KERNEL_DEFAULTS = {"kernels": None, "sigma": math.sqrt(2.0), "alpha": 1.0, "beta_reg": 0.01,
-                   "beta_update": "projected", "beta_select": "train"}
+KERNEL_OPTIONS = {row.cli.dest: row.kernels for row in PARAMS if row.kernels and row.cli}
+KERNEL_DEFAULTS = {row.cli.dest: row.default for row in PARAMS if row.kernels and row.cli}
 
 
 def report_unused_kernel_options(args: argparse.Namespace) -> None:
@@ -277,21 +256,15 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
 
     report_unused_kernel_options(args)
 
-    return KernelNE(
-        kernel=args.kernel, sigma=args.sigma, alpha=args.alpha, kernels=args.kernels,
-        dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
-        window=args.window, negatives=args.negatives, lr=args.lr, min_lr=args.min_lr,
-        reg=args.reg, beta_reg=args.beta_reg, p=args.p, q=args.q, epochs=args.epochs,
-        workers=args.workers, random_state=args.seed, verbose=verbose,
-        robust=not args.paper, beta_update=args.beta_update, beta_select=args.beta_select,
-        setting="given" if args.paper else args.setting,
-        normalize="none" if args.paper else args.normalize,
-        shared_negatives=args.shared_negatives, loss=args.loss,
-        window_shrink=args.window_shrink, subsample=args.subsample,
-        negative_pool=args.negative_pool, partitions=getattr(args, "partitions", 1),
-        partition_dir=getattr(args, "partition_dir", None), rounds=getattr(args, "rounds", None),
-        propagate=getattr(args, "propagate", None) or False,
-    )
+    params = {}
+    for row in PARAMS:
+        if row.cli is not None and hasattr(args, row.cli.dest):
+            value = getattr(args, row.cli.dest)
+            params[row.name] = not value if row.cli.invert else value
+    params["verbose"] = verbose
+    if args.paper:
+        params.update(setting="given", normalize="none")
+    return KernelNE(**params)
 
 
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
@@ -423,14 +396,4 @@ def report_graph(graph, out=None) -> None:
 
 
 # model options and the constructor parameter each sets
-OPTION_PARAMS = {
-    "kernel": "kernel", "sigma": "sigma", "alpha": "alpha", "kernels": "kernels", "dim": "dim",
-    "walks_per_node": "walks_per_node", "walk_length": "walk_length", "window": "window",
-    "negatives": "negatives", "lr": "lr", "min_lr": "min_lr", "reg": "reg",
-    "beta_reg": "beta_reg", "p": "p", "q": "q", "epochs": "epochs", "paper": "robust",
-    "beta_update": "beta_update", "beta_select": "beta_select",
-    "shared_negatives": "shared_negatives", "loss": "loss",
-    "window_shrink": "window_shrink", "subsample": "subsample",
-    "negative_pool": "negative_pool", "propagate": "propagate",
-    "partitions": "partitions", "partition_dir": "partition_dir", "rounds": "rounds",
-}
+OPTION_PARAMS = {row.cli.dest: row.name for row in PARAMS if row.cli is not None}

@@ -6,8 +6,8 @@ import argparse
 import sys
 import time
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias
-from kernelne.outputs import check_output_path, job_count, positive_count
+from kernelne.cli.grammar import add_command, add_deprecated_alias, job_count, positive_count
+from kernelne.outputs import check_output_path
 
 GRID_TASKS = ("classification", "link_prediction", "sensitivity")
 

@@ -109,11 +109,11 @@ def parse_propagation(spec: object) -> Propagation | None:
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:
     if not (math.isfinite(order) and order >= 1 and float(order).is_integer()):
-        raise ValueError(f"propagate: order must be a whole number >= 1, got {order!r}")
+        raise ValueError(f"propagate: order must be a whole number >= 1, got {order:g}")
     if not (math.isfinite(mu) and 0.0 <= mu <= 2.0):
-        raise ValueError(f"propagate: mu must be in [0, 2], got {mu!r}")
+        raise ValueError(f"propagate: mu must be in [0, 2], got {mu:g}")
     if not (math.isfinite(theta) and theta > 0):
-        raise ValueError(f"propagate: theta must be > 0, got {theta!r}")
+        raise ValueError(f"propagate: theta must be > 0, got {theta:g}")
     return Propagation(int(order), float(mu), float(theta))
 
 

@@ -323,13 +323,33 @@ def evaluate_node_classification(
     ...                                      repeats=5)  # doctest: +SKIP
     >>> print(table.to_text())  # doctest: +SKIP
     """
+    _check_protocol(rule, repeats, seed)
+    ratios = check_ratios(ratios)
+    X, Y, skipped = _labelled_rows(embedding, labels, label_nodes, missing)
+    classifier = default_classifier() if classifier is None else classifier
+    jobs = [(r, i) for r in ratios for i in range(repeats)]
+    scores = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)))(
+        delayed(score_split)(X, Y, r, seed, i, classifier, rule, select_C) for r, i in jobs
+    )
+    scores = np.array(scores).reshape(len(ratios), repeats, 2)
+    return _f1_table(scores, ratios, repeats, method, dataset, skipped)
+
+
+def _check_protocol(rule: str, repeats: int, seed: int) -> None:
+    """:class:`InputError` for an unknown rule, ``repeats < 1`` or a negative seed."""
     if rule not in RULES:
         raise InputError(f"unknown prediction rule {rule!r} (use {' or '.join(RULES)})")
     if repeats < 1:
         raise InputError(f"repeats must be at least 1, got {repeats}")
     if seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed}")
-    ratios = check_ratios(ratios)
+
+
+def _labelled_rows(embedding: Any, labels: Any, label_nodes: Sequence | None, missing: str
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, Y, skipped)``: the embedding's rows of the labelled nodes, their dense label
+    indicator (labels no such node has dropped) and the ids of the labelled nodes the
+    embedding lacks (``missing="skip"``; with ``"error"`` they raise :class:`InputError`)."""
     vectors, emb_nodes = as_embedding(embedding)
     if isinstance(labels, (str, Path)):
         label_nodes, Y = read_node_labels(labels)
@@ -348,14 +368,13 @@ def evaluate_node_classification(
         raise InputError(f"need at least 2 distinct labels, found {Y.shape[1]}")
     if len(labelled) < 2:
         raise InputError(f"need at least 2 labelled nodes, found {len(labelled)}")
-    X = vectors[emb_rows]
-    classifier = default_classifier() if classifier is None else classifier
+    return vectors[emb_rows], Y, skipped
 
-    jobs = [(r, i) for r in ratios for i in range(repeats)]
-    scores = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)))(
-        delayed(score_split)(X, Y, r, seed, i, classifier, rule, select_C) for r, i in jobs
-    )
-    scores = np.array(scores).reshape(len(ratios), repeats, 2)
+
+def _f1_table(scores: np.ndarray, ratios: list[float], repeats: int, method: str,
+              dataset: str, skipped: np.ndarray) -> ResultTable:
+    """The :class:`ResultTable` of ``scores`` (ratio x repeat x (Micro-F1, Macro-F1)), with
+    ``skipped`` and ``per_split`` set."""
     rows = []
     for r, per_ratio in zip(ratios, scores, strict=True):
         for j, metric in enumerate(("micro_f1", "macro_f1")):

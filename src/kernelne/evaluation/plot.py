@@ -1,4 +1,5 @@
-"""``kernelne plot``: a 2-D map of an embedding, coloured by label.
+"""``kernelne plot``: a 2-D map of an embedding, coloured by label, as an image or as a
+self-contained interactive HTML page (plotly).
 
 Projections: PCA, t-SNE (scikit-learn; PCA to at most 50 dimensions first), UMAP if
 ``umap-learn`` is installed. Large embeddings are sampled (seeded) to ``sample`` points; a
@@ -76,46 +77,111 @@ def _two_columns(xy: np.ndarray) -> np.ndarray:
     return xy if xy.shape[1] == 2 else np.column_stack([xy, np.zeros(len(xy))])
 
 
+def is_html(path: str | Path) -> bool:
+    """Whether ``path`` names an interactive page (``.html`` or ``.htm``, any case)."""
+    return Path(path).suffix.lower() in (".html", ".htm")
+
+
+class _Map:
+    """The points of a map: 2-D coordinates, node ids, label index (-1: none), label names."""
+
+    def __init__(self, embedding: Any, labels: Any, method: str, sample: int, seed: int,
+                 notes: bool) -> None:
+        from kernelne.evaluation.classification import read_node_labels
+        from kernelne.evaluation.embeddings import as_embedding
+
+        if method not in PROJECTIONS:
+            raise InputError(f"unknown projection {method!r} (use {', '.join(PROJECTIONS)})")
+        if int(sample) < 1:
+            raise InputError(f"sample must be at least 1 point, got {sample}")
+        vectors, nodes = as_embedding(embedding)
+        if len(vectors) == 0:
+            raise InputError("the embedding has no rows: nothing to plot",
+                             embedding if isinstance(embedding, (str, Path)) else None)
+        rng = np.random.default_rng(seed)
+        keep = np.arange(len(vectors))
+        if len(keep) > sample:
+            keep = np.sort(rng.choice(len(vectors), sample, replace=False))
+        self.n_total = len(vectors)
+        self.nodes = nodes[keep]
+        self.colour = np.full(len(keep), -1)
+        self.names: list[str] = []
+        if labels is not None:
+            label_nodes, Y = (read_node_labels(labels) if isinstance(labels, (str, Path))
+                              else labels)
+            first = {str(n): int(Y[i].indices[0]) for i, n in enumerate(label_nodes)
+                     if Y[i].nnz}
+            _check_label_match(first, nodes, labels, notes)
+            self.colour = np.array([first.get(str(x), -1) for x in self.nodes])
+            self.names = _label_names(labels, Y.shape[1])
+        self.xy = project(vectors[keep], method, seed)
+
+
+def _label_names(labels: Any, k: int) -> list[str]:
+    """The names of a label file's labels in its label matrix's column order (the file's own
+    tokens); ``0..k-1`` for labels given as arrays."""
+    if not isinstance(labels, (str, Path)):
+        return [str(j) for j in range(k)]
+    from kernelne.graphs.graph import iter_records, map_ids
+
+    _, names = map_ids([fields[1] for _, fields in iter_records(labels)])
+    return [str(x) for x in names]
+
+
 def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.png", *,
                    method: str = "pca", sample: int = 20000, seed: int = 0,
                    title: str | None = None, notes: bool = False) -> Path:
     """Draw the map of ``embedding`` (anything the evaluation takes) and write ``path``.
 
-    Labels that match none of the embedding's nodes raise :class:`InputError`; with
-    ``notes``, a partial match prints a ``kernelne: note:`` line with the counts to stderr.
+    An ``.html`` path writes the interactive page of :func:`write_map_html`; any other suffix
+    an image in that format (matplotlib's formats: ``.png``, ``.pdf``, ``.svg`` ...). A
+    multi-label node is coloured by its first label; unlabelled nodes are grey.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`kernelne.evaluation.embeddings.as_embedding` takes.
+    labels : str, Path or (nodes, label matrix), optional
+        A ``node label`` file, or node ids and a sparse label matrix.
+    path : str or Path, default "map.png"
+        The image or page to write (atomically).
+    method : {"pca", "tsne", "umap"}, default "pca"
+        The 2-D projection.
+    sample : int, default 20000
+        At most this many points (a seeded sample).
+    seed : int, default 0
+        Seed of the sample and the projection.
+    title : str, optional
+        The map's title; default names the projection and the counts.
+    notes : bool, default False
+        Print a ``kernelne: note:`` line to stderr when only some nodes have labels.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        An image format matplotlib does not write, an unknown projection, a sample below 1,
+        an empty embedding, or labels that match none of the embedding's nodes.
     """
+    if is_html(path):
+        return write_map_html(embedding, labels, path, method=method, sample=sample,
+                              seed=seed, title=title, notes=notes)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from kernelne.evaluation.classification import read_node_labels
-    from kernelne.evaluation.embeddings import as_embedding
     from kernelne.outputs import atomic_path
 
     if method not in PROJECTIONS:
         raise InputError(f"unknown projection {method!r} (use {', '.join(PROJECTIONS)})")
     image_format = check_image_suffix(path)
-    if int(sample) < 1:
-        raise InputError(f"sample must be at least 1 point, got {sample}")
-    vectors, nodes = as_embedding(embedding)
-    if len(vectors) == 0:
-        raise InputError("the embedding has no rows: nothing to plot",
-                         embedding if isinstance(embedding, (str, Path)) else None)
-    rng = np.random.default_rng(seed)
-    keep = np.arange(len(vectors))
-    if len(keep) > sample:
-        keep = np.sort(rng.choice(len(vectors), sample, replace=False))
-    colour = np.full(len(keep), -1)
-    names: list[str] = []
-    if labels is not None:
-        label_nodes, Y = read_node_labels(labels) if isinstance(labels, (str, Path)) else labels
-        first = {str(n): int(Y[i].indices[0]) for i, n in enumerate(label_nodes)
-                 if Y[i].nnz}
-        _check_label_match(first, nodes, labels, notes)
-        colour = np.array([first.get(str(nodes[i]), -1) for i in keep])
-        names = [str(k) for k in range(Y.shape[1])]
-    xy = project(vectors[keep], method, seed)
+    points = _Map(embedding, labels, method, sample, seed, notes)
+    xy, colour, names = points.xy, points.colour, points.names
     fig, ax = plt.subplots(figsize=(7.5, 7))
     if (colour < 0).any():
         ax.scatter(*xy[colour < 0].T, s=3, c="lightgrey", label="no label")
@@ -126,12 +192,91 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
         ax.legend(markerscale=4, fontsize=8, loc="best", title="label")
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title(title or f"{method.upper()} map of {len(keep):,} of {len(vectors):,} nodes")
+    ax.set_title(title or f"{method.upper()} map of {len(xy):,} of {points.n_total:,} nodes")
     fig.tight_layout()
     path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=image_format, dpi=110)
     plt.close(fig)
+    return path
+
+
+#: above this many points the page draws with WebGL (``scattergl``) instead of SVG
+WEBGL_FROM = 5000
+
+
+def write_map_html(embedding: Any, labels: Any = None, path: str | Path = "map.html", *,
+                   method: str = "pca", sample: int = 20000, seed: int = 0,
+                   title: str | None = None, notes: bool = False) -> Path:
+    """Write an interactive map of ``embedding`` as one self-contained HTML page.
+
+    The page holds plotly.js itself (nothing is fetched: it opens offline); one point per
+    node, coloured by the node's (first) label, unlabelled nodes grey; hovering a point
+    shows its node id and label; the legend hides and shows labels. Above
+    :data:`WEBGL_FROM` points the page draws with WebGL.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`kernelne.evaluation.embeddings.as_embedding` takes.
+    labels : str, Path or (nodes, label matrix), optional
+        A ``node label`` file, or node ids and a sparse label matrix.
+    path : str or Path, default "map.html"
+        The page to write (atomically).
+    method : {"pca", "tsne", "umap"}, default "pca"
+        The 2-D projection.
+    sample : int, default 20000
+        At most this many points (a seeded sample).
+    seed : int, default 0
+        Seed of the sample and the projection.
+    title : str, optional
+        The page's title; default names the projection and the counts.
+    notes : bool, default False
+        Print a ``kernelne: note:`` line to stderr when only some nodes have labels.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        plotly is not installed, an unknown projection, a sample below 1, an empty
+        embedding, or labels that match no node.
+    """
+    try:
+        import plotly.graph_objects as go
+    except ImportError:
+        raise InputError("an .html map needs the plotly package (pip install plotly, or "
+                         "pip install 'kernelne[plot]')") from None
+    from kernelne.outputs import atomic_path
+
+    points = _Map(embedding, labels, method, sample, seed, notes)
+    scatter = go.Scattergl if len(points.xy) > WEBGL_FROM else go.Scatter
+    fig = go.Figure()
+    groups = [(-1, "no label")] if (points.colour < 0).any() else []
+    groups += [(int(k), points.names[k]) for k in np.unique(points.colour[points.colour >= 0])]
+    for k, name in groups:
+        mask = points.colour == k
+        ids = [str(x) for x in points.nodes[mask]]
+        marker = {"size": 6, "opacity": 0.85}
+        if k < 0:
+            marker["color"] = "lightgrey"
+        fig.add_trace(scatter(
+            x=points.xy[mask, 0].tolist(), y=points.xy[mask, 1].tolist(), mode="markers",
+            name=name,
+            marker=marker, customdata=[[i, name] for i in ids],
+            hovertemplate="node %{customdata[0]}<br>label %{customdata[1]}<extra></extra>"))
+    heading = title or (f"{method.upper()} map of {len(points.xy):,} of {points.n_total:,} "
+                        "nodes")
+    fig.update_layout(title=heading, template="plotly_white", legend_title_text="label",
+                      xaxis={"visible": False}, yaxis={"visible": False}, hovermode="closest")
+    page = fig.to_html(include_plotlyjs=True, full_html=True, include_mathjax=False,
+                       config={"displaylogo": False})
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
     return path
 
 
@@ -156,41 +301,3 @@ def _check_label_match(first: dict[str, int], nodes: np.ndarray, labels: Any,
         if absent:
             text += f"; {absent:,} labelled nodes are not in the embedding"
         print(f"kernelne: note: {text}", file=sys.stderr)
-
-
-def cmd_plot(args) -> int:
-    from kernelne.outputs import check_output_path
-
-    if args.sample < 1:
-        raise InputError(f"--sample must be at least 1, got {args.sample}")
-    check_image_suffix(args.output)
-    check_output_path(args.output, [args.embedding, args.labels])
-    out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
-                         sample=args.sample, seed=args.seed, notes=True)
-    print(f"wrote {out}")
-    return 0
-
-
-def register(sub) -> None:
-    """Add ``kernelne plot`` to the CLI."""
-    from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
-
-    p = add_command(sub, "plot", help="draw a 2-D map of an embedding, coloured by label",
-                    description="Project an embedding to 2-D (PCA, t-SNE or UMAP) and draw "
-                    "it, coloured by each node's (first) label.",
-                    example=["kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
-                             "kernelne plot karate.npy -o karate.png --projection tsne"])
-    p.add_argument("embedding", metavar="EMBEDDING",
-                   help="embedding file (word2vec text or .npy)")
-    p.add_argument("--labels", default=None, metavar="FILE",
-                   help="label file, 'node label' per line")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="image file (.png, .pdf, .svg)")
-    p.add_argument("--projection", default="pca", choices=PROJECTIONS,
-                   help="2-D projection")
-    add_deprecated_alias(p, "--method", "--projection", "projection", choices=PROJECTIONS)
-    p.add_argument("--sample", type=int, default=20000, metavar="N",
-                   help="at most this many points")
-    p.add_argument("--seed", type=seed_value, default=0, metavar="N",
-                   help="seed of sampling and projection")
-    p.set_defaults(func=cmd_plot)

@@ -32,6 +32,7 @@ from kernelne.outputs import atomic_path
 
 FORMAT_VERSION = 1
 ARRAYS = ("nodes", "train_edges", "train_negatives", "test_edges", "test_negatives")
+SPLIT_FILES = ("split.npz", "split.json", "residual.edgelist")  # what save writes in a folder
 
 
 @dataclass(eq=False)

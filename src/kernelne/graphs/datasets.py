@@ -12,7 +12,6 @@ else the packaged one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
 from kernelne.graphs.graph import Graph, is_canonical_int, iter_records, read_edgelist
 
 DATA_ENV = "KERNELNE_DATA"
@@ -172,14 +171,15 @@ def read_labels(path: str | Path, graph: Graph | None = None, n_nodes: int | Non
                 key: object = int(node) if graph.nodes.dtype.kind in "iu" else node
                 rows.append(graph.index_of(key))
             except (KeyError, ValueError):
-                raise InputError(f"node {node!r} is not in the graph", path, lineno) from None
+                raise InputError(f"node {quote(node)} is not in the graph", path, lineno) from None
         else:
             try:
                 rows.append(int(node))
             except ValueError:
-                raise InputError(f"node id {node!r} is not an integer", path, lineno) from None
+                raise InputError(f"node id {quote(node)} is not an integer", path, lineno) from None
             if n_nodes is not None and not 0 <= rows[-1] < n_nodes:
-                raise InputError(f"node id {node} outside 0..{n_nodes - 1}", path, lineno)
+                raise InputError(f"node id {quote(node, bare=True)} outside 0..{n_nodes - 1}",
+                                 path, lineno)
         tokens.append(fields[1])
     if not rows:
         raise InputError("no labels found (empty file)", path)
@@ -260,42 +260,3 @@ def describe_datasets(data_dir: str | Path | None = None) -> list[dict]:
                      "labels": labels, "components": info.get("components", ""),
                      "source": origin or "-"})
     return rows
-
-
-def cmd_datasets(args: argparse.Namespace) -> int:
-    folder = find_data_dir(args.data_dir)
-    if args.path:
-        print(folder)
-        return 0
-    rows = describe_datasets(folder)
-    header = ["name", "nodes", "edges", "labels", "components", "source"]
-    cells = [header] + [
-        [r["name"], f"{r['nodes']:,}", f"{r['edges']:,}", r["labels"], f"{r['components']:,}"
-         if isinstance(r["components"], int) else str(r["components"]), r["source"]]
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    right = {"nodes", "edges", "components"}
-    for row in cells:
-        print("  ".join(c.rjust(w) if h in right else c.ljust(w)
-                        for c, w, h in zip(row, widths, header, strict=True)).rstrip())
-    print(f"folder: {folder} (format, sources and transformations: README.md, MANIFEST.json)")
-    return 0
-
-
-def register(subparsers) -> None:
-    """Add ``datasets`` to the ``kernelne`` CLI."""
-    from kernelne.cli.grammar import add_command
-
-    p = add_command(
-        subparsers, "datasets",
-        help="list the networks of the data folder (the paper's seven, shipped)",
-        example="kernelne datasets",
-        description="List the networks of the data folder with their statistics: by default "
-        f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
-    p.add_argument("--data-dir", metavar="DIR",
-                   help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
-                   "packaged networks)")
-    p.add_argument("--path", action="store_true",
-                   help="print the data folder's path only (e.g. $(kernelne datasets --path))")
-    p.set_defaults(func=cmd_datasets)

@@ -102,7 +102,7 @@ def _read_table(body: bytes, delimiter: str, n_fields: int, ints: bool):
         types["f2"] = pa.float64()
     try:
         table = csv.read_csv(
-            _arrow_stream(body),
+            arrow_stream(body),
             read_options=csv.ReadOptions(autogenerate_column_names=True),
             parse_options=csv.ParseOptions(delimiter=delimiter),
             convert_options=csv.ConvertOptions(column_types=types, strings_can_be_null=True),
@@ -117,7 +117,7 @@ def _read_table(body: bytes, delimiter: str, n_fields: int, ints: bool):
     return table
 
 
-def _arrow_stream(body: bytes):
+def arrow_stream(body: bytes):
     """``body`` as an Arrow stream over a copy in Arrow's own memory.
 
     Not ``io.BytesIO`` (nor a buffer borrowing ``body``): the CSV reader's worker threads may

@@ -1,9 +1,12 @@
-"""Graph input: one CSR graph type and the readers that build it.
+"""Graph input: the readers that build the CSR :class:`~kernelne.graphs.csr.Graph` (which this
+module re-exports).
 
 Sources: edge-list text (space, tab or comma separated; ``#``/``%`` comments; optional weight
 column; string or integer ids; gzip read transparently), the dataset-folder format of
 ``kernelne/data`` (an edge file beside a ``MANIFEST.json`` that gives the node count), MATLAB
-``.mat`` files, networkx graphs and scipy sparse matrices.
+``.mat`` files, networkx graphs and scipy sparse matrices; pandas and pyarrow edge tables,
+Parquet and CSV edge files, igraph graphs and PyG-style ``edge_index`` objects through
+:mod:`kernelne.graphs.ecosystem`.
 
 Undirected by default: edges are symmetrised, self-loops and duplicate edges are dropped and
 counted. Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids in
@@ -14,17 +17,25 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, quote
+from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
+    WEIGHT_MAX,
+    WEIGHT_MIN,
+    WEIGHT_RANGE,
+    Graph,
+    weights_out_of_float32,
+)
+from kernelne.graphs.ecosystem import EdgeArrays, from_ecosystem, names_columns, read_parquet
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
     dense_int_ids,
@@ -32,303 +43,12 @@ from kernelne.graphs.edgelist_fast import (
     read_bytes,
 )
 from kernelne.graphs.npz import read_graph_arrays
+from kernelne.outputs import check_not_url
 
 _SPLIT = re.compile(r"[,\s]+")
 _CANONICAL = re.compile(CANONICAL_INT)
 _NUMBERISH = re.compile(r"[+-]?[0-9][0-9_.eE+-]*")
 _COMMENTS = ("#", "%")
-# edge weights are stored as float32: each must be a normal float32 (not inf, 0 or subnormal)
-WEIGHT_MIN = float(np.finfo(np.float32).tiny)
-WEIGHT_MAX = float(np.finfo(np.float32).max)
-WEIGHT_RANGE = f"{WEIGHT_MIN:.3g} .. {WEIGHT_MAX:.4g}"
-
-
-def weights_out_of_float32(weights: np.ndarray) -> np.ndarray:
-    """Mask of the (positive, finite) weights that float32 cannot hold: they would become inf,
-    0 or a subnormal number and change the walks silently."""
-    w = np.asarray(weights, dtype=np.float64)
-    return (w > WEIGHT_MAX) | (w < WEIGHT_MIN)
-
-
-@dataclass(eq=False)
-class Graph:
-    """A graph in CSR form with sorted neighbour lists.
-
-    ``indices[indptr[v]:indptr[v+1]]`` are the (out-)neighbours of ``v`` in increasing order;
-    ``weights`` holds the matching edge weights, or is ``None`` for an unweighted graph. An
-    undirected graph stores each edge in both directions. Build one with
-    :func:`load_graph` or :meth:`from_edges`.
-
-    Parameters
-    ----------
-    indptr : ndarray of shape (n + 1,)
-        Row pointers (int64): the neighbours of ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
-    indices : ndarray
-        Neighbour dense ids (int32), sorted within each row.
-    weights : ndarray or None
-        Edge weights (float32) matching ``indices``; None for an unweighted graph.
-    nodes : ndarray of shape (n,)
-        The user's node id of each dense id ``0..n-1``.
-    directed : bool, default False
-        Whether edges are arcs; an undirected graph stores each edge in both directions.
-    self_loops_dropped : int, default 0
-        Self-loops the reader dropped.
-    duplicates_dropped : int, default 0
-        Duplicate edges the reader dropped.
-    duplicates_reweighted : int, default 0
-        Of those, the duplicates whose weight differed from the kept (first) edge's.
-
-    Examples
-    --------
-    >>> from kernelne import Graph
-    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
-    >>> g.summary()
-    '3 nodes, 3 edges (undirected)'
-    >>> g.neighbors(0).tolist()
-    [1, 2]
-    """
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    weights: np.ndarray | None
-    nodes: np.ndarray
-    directed: bool = False
-    self_loops_dropped: int = 0
-    duplicates_dropped: int = 0
-    #: of the dropped duplicates, those whose weight differs from the kept first one's
-    duplicates_reweighted: int = 0
-    _index: dict | None = field(default=None, repr=False)
-
-    @property
-    def n_nodes(self) -> int:
-        """Number of nodes (dense ids ``0..n_nodes-1``)."""
-        return len(self.indptr) - 1
-
-    @property
-    def n_edges(self) -> int:
-        """Number of edges (each undirected edge counted once)."""
-        m = len(self.indices)
-        return m if self.directed else m // 2
-
-    @property
-    def degrees(self) -> np.ndarray:
-        """Each node's (out-)degree: the length of its neighbour list."""
-        return np.diff(self.indptr)
-
-    @property
-    def is_weighted(self) -> bool:
-        """Whether the graph has edge weights (``weights`` is not None)."""
-        return self.weights is not None
-
-    def in_degrees(self) -> np.ndarray:
-        """Number of in-edges of each node (the degrees, when undirected)."""
-        if not self.directed:
-            return self.degrees
-        return np.bincount(self.indices, minlength=self.n_nodes)
-
-    def isolated_nodes(self) -> np.ndarray:
-        """Dense ids of nodes without any edge (no out-edge and no in-edge): no walk reaches
-        them, so their embedding rows stay at initialisation."""
-        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() == 0))
-
-    def sink_nodes(self) -> np.ndarray:
-        """Dense ids of the nodes of a directed graph with in-edges but no out-edge: walks stop
-        there, so they are trained only as the last node of the walks that reach them."""
-        if not self.directed:
-            return np.empty(0, dtype=np.int64)
-        return np.flatnonzero((self.degrees == 0) & (self.in_degrees() > 0))
-
-    def neighbors(self, v: int) -> np.ndarray:
-        """The (out-)neighbours of a node, in increasing order.
-
-        Parameters
-        ----------
-        v : int
-            A dense node id.
-
-        Returns
-        -------
-        ndarray
-            Dense ids of the neighbours of ``v`` (a view of ``indices``).
-        """
-        return self.indices[self.indptr[v] : self.indptr[v + 1]]
-
-    def adjacency(self) -> sp.csr_matrix:
-        """The adjacency (weight) matrix as a scipy CSR matrix."""
-        data = self.weights if self.weights is not None else np.ones(len(self.indices), np.float32)
-        n = self.n_nodes
-        return sp.csr_matrix((data, self.indices, self.indptr), shape=(n, n))
-
-    def edges(self) -> np.ndarray:
-        """Edges as an ``(m, 2)`` array of dense ids; undirected edges once, with ``u < v``."""
-        src = np.repeat(np.arange(self.n_nodes, dtype=np.int64), self.degrees)
-        dst = self.indices.astype(np.int64)
-        if not self.directed:
-            keep = src < dst
-            src, dst = src[keep], dst[keep]
-        return np.column_stack([src, dst])
-
-    def index_of(self, node_id: Any) -> int:
-        """Dense id of one of the user's node ids.
-
-        Parameters
-        ----------
-        node_id : object
-            A node id as the user gave it (``3`` and ``np.int64(3)`` are the same id).
-
-        Returns
-        -------
-        int
-            Its dense id.
-
-        Raises
-        ------
-        KeyError
-            If the graph has no such node.
-        """
-        if self._index is None:
-            self._index = {_plain(x): i for i, x in enumerate(self.nodes)}
-        return self._index[_plain(node_id)]
-
-    def has_identity_ids(self) -> bool:
-        """True when the user's ids are exactly the integers ``0..n-1``."""
-        return self.nodes.dtype.kind in "iu" and np.array_equal(
-            self.nodes, np.arange(self.n_nodes)
-        )
-
-    def summary(self) -> str:
-        """One line: node and edge counts, directed or not, weighted or not."""
-        kind = "directed" if self.directed else "undirected"
-        w = ", weighted" if self.is_weighted else ""
-        return f"{self.n_nodes:,} nodes, {self.n_edges:,} edges ({kind}{w})"
-
-    @classmethod
-    def from_edges(
-        cls,
-        src: np.ndarray,
-        dst: np.ndarray,
-        weights: np.ndarray | None = None,
-        n_nodes: int | None = None,
-        nodes: np.ndarray | None = None,
-        directed: bool = False,
-    ) -> Graph:
-        """Build a graph from dense-id edge arrays.
-
-        Self-loops are dropped; of duplicate edges (``u v`` and ``v u`` count as the same edge
-        when undirected) the first is kept, with its weight. Both are counted on the returned
-        graph (``self_loops_dropped``, ``duplicates_dropped``), and so are the dropped
-        duplicates whose weight differs from the kept one's (``duplicates_reweighted``).
-
-        Parameters
-        ----------
-        src, dst : array-like of int
-            Dense ids of each edge's ends.
-        weights : array-like of float, optional
-            Edge weights: positive, finite and within float32's normal range. All 1 (or None):
-            an unweighted graph.
-        n_nodes : int, optional
-            Number of nodes; default the largest id plus 1.
-        nodes : ndarray, optional
-            The user's id of each dense id; default ``0..n_nodes-1``.
-        directed : bool, default False
-            Keep edges as arcs instead of symmetrising them.
-
-        Returns
-        -------
-        Graph
-            The graph in CSR form.
-
-        Raises
-        ------
-        InputError
-            A node-id count other than ``n_nodes``, an endpoint outside ``0..n_nodes-1``, or a
-            weight that is not a positive finite float32 number.
-        """
-        src = np.asarray(src, dtype=np.int64)
-        dst = np.asarray(dst, dtype=np.int64)
-        if n_nodes is None:
-            n_nodes = int(max(src.max(initial=-1), dst.max(initial=-1)) + 1)
-        if nodes is None:
-            nodes = np.arange(n_nodes, dtype=np.int64)
-        if len(nodes) != n_nodes:
-            raise InputError(f"{len(nodes)} node ids given for {n_nodes} nodes")
-        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n_nodes):
-            raise InputError(f"edge endpoint outside 0..{n_nodes - 1}")
-        if weights is not None:
-            weights = np.asarray(weights, dtype=np.float64)
-            if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
-                raise InputError("edge weights must be positive finite numbers")
-            outside = weights_out_of_float32(weights)
-            if outside.any():
-                raise InputError(
-                    f"edge weight {weights[np.argmax(outside)]:g} is outside the float32 range "
-                    f"{WEIGHT_RANGE} the walks use: rescale the weights")
-            if np.all(weights == 1.0):
-                weights = None
-
-        loops = src == dst
-        n_loops = int(loops.sum())
-        src, dst = src[~loops], dst[~loops]
-        if weights is not None:
-            weights = weights[~loops]
-
-        lo, hi = (src, dst) if directed else (np.minimum(src, dst), np.maximum(src, dst))
-        if weights is None:  # O(m) counting sort in scipy, duplicates merged
-            return cls._from_unweighted(lo, hi, n_nodes, nodes, directed, n_loops)
-        _, first, group = np.unique(lo * n_nodes + hi, return_index=True, return_inverse=True)
-        n_reweighted = int(np.count_nonzero(weights != weights[first][group.ravel()]))
-        del group
-        first.sort()
-        n_dup = len(lo) - len(first)
-        lo, hi = lo[first], hi[first]
-        weights = weights[first]
-
-        if directed:
-            rows, cols, w = lo, hi, weights
-        else:
-            rows = np.concatenate([lo, hi])
-            cols = np.concatenate([hi, lo])
-            w = np.concatenate([weights, weights])
-        order = np.lexsort((cols, rows))
-        rows, cols = rows[order], cols[order]
-        indptr = np.zeros(n_nodes + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n_nodes), out=indptr[1:])
-        return cls(
-            indptr=indptr,
-            indices=cols.astype(np.int32),
-            weights=w[order].astype(np.float32),
-            nodes=np.asarray(nodes),
-            directed=directed,
-            self_loops_dropped=n_loops,
-            duplicates_dropped=n_dup,
-            duplicates_reweighted=n_reweighted,
-        )
-
-
-    @classmethod
-    def _from_unweighted(cls, lo, hi, n_nodes, nodes, directed, n_loops) -> Graph:
-        """CSR of the distinct arcs ``lo -> hi`` (and back, undirected); rows sorted."""
-        index = np.int32 if n_nodes < 2**31 - 1 else np.int64
-        ones = np.ones(len(lo), dtype=np.int32)
-        lo, hi = lo.astype(index), hi.astype(index)
-        arcs = sp.coo_matrix((ones, (lo, hi)), shape=(n_nodes, n_nodes)).tocsr()
-        m = len(lo)
-        del lo, hi, ones
-        arcs.sum_duplicates()  # sorts each row, merges repeated arcs
-        n_dup = m - arcs.nnz
-        if not directed:
-            arcs = (arcs + arcs.T).tocsr()
-            arcs.sort_indices()
-        return cls(
-            indptr=arcs.indptr.astype(np.int64), indices=arcs.indices.astype(np.int32),
-            weights=None, nodes=np.asarray(nodes), directed=directed,
-            self_loops_dropped=n_loops, duplicates_dropped=n_dup,
-        )
-
-
-def _plain(x: Any) -> Any:
-    """numpy scalars to Python scalars, so ``index_of(3)`` and ``index_of(np.int64(3))`` agree."""
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def open_text(path: str | Path):
@@ -346,10 +66,15 @@ def open_text(path: str | Path):
     return open(path, encoding="utf-8-sig")
 
 
-def iter_records(path: str | Path):
-    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file."""
+def iter_records(path: str | Path, data: bytes | None = None):
+    """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file.
+
+    ``data``: the file's bytes, already read (and gunzipped) by the caller; the path is then
+    only named in messages (a pipe or FIFO can be read only once).
+    """
     try:
-        with open_text(path) as fh:
+        with (open_text(path) if data is None else
+              io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig")) as fh:
             for lineno, line in enumerate(fh, 1):
                 s = line.strip()
                 if not s or s.startswith(_COMMENTS):
@@ -404,7 +129,9 @@ def read_edgelist(
     except (EOFError, gzip.BadGzipFile, OSError) as exc:
         raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
                          path) from None
-    first_line, header = _check_header(path, header)
+    # a FIFO or pipe is read once: the header check and the line reader use its bytes
+    kept = None if path.is_file() else data
+    first_line, header = _check_header(path, header, kept)
     parsed = parse_fast(_drop_line(data, first_line) if header else data)
     del data
     if parsed is not None:
@@ -415,9 +142,14 @@ def read_edgelist(
                                         and not weights_out_of_float32(weights).any()):
             parsed = None  # the line-by-line reader names the line
     if parsed is None:
-        dense, nodes, m, weights = _read_lines(path, first_line if header else None)
+        dense, nodes, m, weights = _read_lines(path, first_line if header else None, kept)
         if unweighted:
             weights = None
+    if nodes.dtype == object:
+        bad = next((x for x in nodes if "\x00" in x), None)
+        if bad is not None:
+            raise InputError(f"node id {quote(bad)} holds a NUL byte (a binary or damaged "
+                             "file?)", path)
     if not header:
         _warn_if_header_like(path, first_line, dense, nodes, m)
     if n_nodes is not None:
@@ -437,7 +169,8 @@ HEADER_WORDS = frozenset({
     "weights", "w", "start", "end", "origin", "sender", "receiver", "in", "out"})
 
 
-def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
+def _check_header(path: Path, header: bool,
+                  data: bytes | None = None) -> tuple[int | None, bool]:
     """``(line number of the first record, whether to skip it as a header)``.
 
     * ``header`` and the first line is an edge of integer ids like the lines below it: an
@@ -448,7 +181,7 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
       skipped as a header, with a warning.
     """
     records = []
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         records.append((lineno, fields))
         if len(records) == 50:
             break
@@ -461,7 +194,7 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
     if header:
         if rest_ints and len(fields) in (2, 3) and all(is_canonical_int(t) for t in ids(fields)):
             raise InputError(
-                f"--header (header=True): the first line {' '.join(fields)!r} is an edge of "
+                f"--header (header=True): the first line {quote(' '.join(fields))} is an edge of "
                 "integer ids like the lines below it, not column names: it would be dropped "
                 "(leave out --header)", path, lineno)
         return lineno, True
@@ -469,12 +202,12 @@ def _check_header(path: Path, header: bool) -> tuple[int | None, bool]:
         return lineno, False
     if not any(_NUMBERISH.fullmatch(t) for t in ids(fields)) and rest_ints:
         raise InputError(
-            f"looks like a header line ({' '.join(fields)!r} above integer ids): pass --header "
-            "(header=True) to skip it", path, lineno)
+            f"looks like a header line ({quote(' '.join(fields))} above integer ids): pass "
+            "--header (header=True) to skip it", path, lineno)
     if len(fields) in (2, 3) and all(t.lower() in HEADER_WORDS for t in fields):
         import warnings
 
-        warnings.warn(f"{path}:{lineno}: {' '.join(fields)!r} taken for column names and "
+        warnings.warn(f"{path}:{lineno}: {quote(' '.join(fields))} taken for column names and "
                       "skipped (pass --header to say so)", stacklevel=3)
         return lineno, True
     return lineno, False
@@ -494,7 +227,7 @@ def _warn_if_header_like(path: Path, lineno: int | None, dense: np.ndarray, node
         import warnings
 
         names = f"{nodes[first[0]]} {nodes[first[1]]}"
-        warnings.warn(f"{path}:{lineno}: the first line {names!r} names two nodes that appear "
+        warnings.warn(f"{path}:{lineno}: the first line {quote(names)} names two nodes that appear "
                       "nowhere else: if it holds column names, pass --header to skip it",
                       stacklevel=3)
 
@@ -510,13 +243,14 @@ def _drop_line(data: bytes, lineno: int | None) -> bytes:
     return data[:start] + (b"" if end < 0 else data[end:])
 
 
-def _read_lines(path: Path, skip: int | None):
-    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``."""
+def _read_lines(path: Path, skip: int | None, data: bytes | None = None):
+    """The line-by-line reader: ``(dense ids, nodes, edge count, weights or None)``; ``data``:
+    the file's bytes when it cannot be opened again (a pipe)."""
     heads: list[str] = []
     tails: list[str] = []
     weights: list[float] = []
     n_fields = None
-    for lineno, fields in iter_records(path):
+    for lineno, fields in iter_records(path, data):
         if lineno == skip:
             continue
         if len(fields) not in (2, 3):
@@ -538,13 +272,16 @@ def _read_lines(path: Path, skip: int | None):
             try:
                 w = float(fields[2])
             except ValueError:
-                raise InputError(f"weight {fields[2]!r} is not a number", path, lineno) from None
+                raise InputError(f"weight {quote(fields[2])} is not a number", path,
+                                 lineno) from None
             if not np.isfinite(w) or w < 0:
-                raise InputError(f"negative or non-finite weight {fields[2]}", path, lineno)
+                shown = quote(fields[2], bare=True)
+                raise InputError(f"negative or non-finite weight {shown}", path, lineno)
             if w == 0:
                 raise InputError("zero weight (leave the edge out instead)", path, lineno)
             if weights_out_of_float32(np.array([w]))[0]:
-                raise InputError(f"weight {fields[2]} is outside the float32 range "
+                raise InputError(f"weight {quote(fields[2], bare=True)} is outside the float32 "
+                                 "range "
                                  f"{WEIGHT_RANGE} the walks use: rescale the weights",
                                  path, lineno)
             weights.append(w)
@@ -654,6 +391,31 @@ def _npz_graph(path: Path, directed: bool, unweighted: bool) -> Graph:
     return graph
 
 
+def _from_edge_arrays(edges: EdgeArrays, path: Path | None = None) -> Graph:
+    """The graph of :class:`~kernelne.graphs.ecosystem.EdgeArrays`; an error names ``path``."""
+    try:
+        return Graph.from_edges(*edges[:5], directed=edges.directed)
+    except InputError as exc:
+        raise InputError(exc.problem, path) from None
+
+
+def _csv_table(path: Path, directed: bool, unweighted: bool) -> Graph | None:
+    """The graph of a ``.csv`` file whose first line names a source and a target column
+    (:data:`kernelne.graphs.ecosystem.SOURCE_NAMES`, ...), read by column name; ``None`` for
+    a CSV file without such a line (an edge list, ``header`` or not)."""
+    from kernelne.graphs.ecosystem import read_csv_table
+
+    first = next(iter_records(path), None)
+    if first is None or not names_columns(first[1]):
+        return None
+    try:
+        data = read_bytes(path)
+    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+        raise InputError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}",
+                         path) from None
+    return _from_edge_arrays(read_csv_table(path, data, first[1], directed, unweighted), path)
+
+
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
                header: bool = False, unweighted: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
@@ -665,21 +427,29 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
 
     Parameters
     ----------
-    source : Graph, networkx graph, scipy sparse matrix, ndarray, str or Path
+    source : Graph, graph object, edge table, matrix, str or Path
         A Graph (returned as is), a networkx graph (node ids kept, its ``weight`` attribute
-        read), a square scipy sparse or dense adjacency matrix, or a path to an edge list
-        (``.gz`` allowed; node count from a ``MANIFEST.json`` beside it), to a ``.mat`` file
-        (matrix ``mat_key``) or to a graph ``.npz`` file.
+        read), an ``igraph.Graph`` (ids from ``vs["name"]`` if set, weights from
+        ``es["weight"]``), a pandas DataFrame or pyarrow Table of edges (columns ``source``,
+        ``target`` [``weight``] by name, else the first two [three]), any object with an
+        ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
+        numpy through its own methods; ``edge_weight`` and ``num_nodes`` read if present),
+        a square scipy sparse or dense adjacency matrix, or a path to an edge list (``.gz``
+        allowed; node count from a ``MANIFEST.json`` beside it), to a Parquet edge table
+        (``.parquet``), to a CSV file (``.csv``: read by column name when its first line
+        names a source and a target column, else as an edge list), to a ``.mat`` file
+        (matrix ``mat_key``) or to a graph ``.npz`` file. Node ids are kept as given.
     directed : bool, default False
-        Read edges as arcs (matrices and files; a networkx graph says so itself). A graph
-        ``.npz`` records its direction: ``True`` on an undirected one is refused.
+        Read edges as arcs (matrices, edge tables, ``edge_index`` and files; a networkx or
+        igraph graph says so itself). A graph ``.npz`` records its direction: ``True`` on an
+        undirected one is refused.
     mat_key : str, default "network"
         The variable holding the adjacency matrix in a ``.mat`` file.
     header : bool, default False
         Skip the edge list's first line (a line of column names is detected and reported
         otherwise).
     unweighted : bool, default False
-        Ignore an edge list's weight column (refused on a graph ``.npz`` that records weights).
+        Ignore the edge weights (refused on a graph ``.npz`` that records weights).
 
     Returns
     -------
@@ -702,17 +472,27 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     """
     if isinstance(source, Graph):
         return source
+    edges = from_ecosystem(source, directed=directed, unweighted=unweighted)
+    if edges is not None:
+        return _from_edge_arrays(edges)
     if hasattr(source, "adj") and hasattr(source, "is_directed"):
         return from_networkx(source)
     if sp.issparse(source) or isinstance(source, np.ndarray):
         return from_scipy(source, directed=directed)
     if isinstance(source, (str, Path)):
+        check_not_url(source, "the graph")
         path = Path(source)
         check_readable(path)
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
             return _npz_graph(path, directed, unweighted)
+        if path.suffix.lower() == ".parquet":
+            return _from_edge_arrays(read_parquet(path, directed, unweighted), path)
+        if path.suffix.lower() == ".csv":
+            table = _csv_table(path, directed, unweighted)
+            if table is not None:
+                return table
         return read_edgelist(path, directed=directed, n_nodes=manifest_node_count(path),
                              header=header, unweighted=unweighted)
     raise InputError(f"cannot make a graph from a {type(source).__name__}")

@@ -1,7 +1,9 @@
 """The scikit-learn surface: the :class:`~kernelne.model.kernelne.KernelNE` estimator and what
 it is made of.
 
-``kernelne`` (the estimator), ``estimator`` (the base shared with the baselines),
+``kernelne`` (the estimator), ``params`` (its parameter table: defaults, rules, command-line
+options), ``restarts`` (the training runs of a fit in memory and their restarts),
+``estimator`` (the base shared with the baselines),
 ``auto_setting`` (the setting read from the graph and the output scale), ``kernel_choice``
 (kernel weights chosen on held-out edges), ``update`` (new nodes without retraining) and
 ``model_file`` (saved models). It may import the engine, the partitioned driver, the graphs,

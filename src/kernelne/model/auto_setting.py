@@ -38,16 +38,17 @@ from typing import Any
 
 import numpy as np
 
+from kernelne.model.params import PARAMS, param
+
 #: ``KernelNE(setting=...)``: choose from the graph, or use the parameters as given
-SETTINGS = ("auto", "given")
+SETTINGS = param("setting").rule.choices
 #: ``KernelNE(normalize=...)``: rescale the rows to :data:`OUTPUT_NORM`, or keep them as trained
-NORMALIZE = ("auto", "none")
+NORMALIZE = param("normalize").rule.choices
 #: the parameters an automatic fit switches to when the restart test finds the shell
 DENSE_SETTING: dict[str, Any] = {"kernel": "schoenberg", "window_shrink": True}
-#: the parameters that must be at their defaults for the automatic choice to apply
-CHOICE_DEFAULTS: dict[str, Any] = {"kernel": "gauss", "sigma": math.sqrt(2.0), "kernels": None,
-                                   "loss": "squared", "window_shrink": False,
-                                   "beta_select": "train"}
+#: the parameters that must be at their defaults for the automatic choice to apply (the rows
+#: of :data:`kernelne.model.params.PARAMS` marked ``auto``)
+CHOICE_DEFAULTS: dict[str, Any] = {row.name: row.default for row in PARAMS if row.auto}
 #: median row norm of ``embedding_`` with ``normalize="auto"``
 OUTPUT_NORM = 2.5
 #: rows the median norm is estimated from (a seeded sample on larger graphs)

@@ -14,14 +14,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelne.embedding_io import load_embedding, save_embedding
 from kernelne.errors import InputError
+from kernelne.graphs.ecosystem import is_ecosystem_graph
 from kernelne.graphs.graph import Graph, load_graph
 
 
 def is_matrix_input(X: Any) -> bool:
     """Whether ``X`` is an adjacency matrix (scipy sparse, an array or anything with
     ``__array__``, nested lists) rather than a graph object (:class:`~kernelne.graphs.graph.Graph`,
-    networkx) or a path."""
+    networkx, igraph, an edge table, an ``edge_index`` holder) or a path."""
     if isinstance(X, (Graph, str, Path)) or (hasattr(X, "adj") and hasattr(X, "is_directed")):
+        return False
+    if is_ecosystem_graph(X):  # an edge table, an igraph graph, an edge_index holder
         return False
     return sp.issparse(X) or hasattr(X, "__array__") or isinstance(X, (list, tuple))
 
@@ -54,7 +57,9 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     """``fit(graph)`` sets ``embedding_`` (n x d) and ``nodes_``; the rest comes from here.
 
     The input ``X`` of ``fit`` is a graph: a path, a :class:`~kernelne.graphs.graph.Graph`, a
-    networkx graph, or a square non-negative adjacency matrix (dense or scipy sparse), as
+    networkx or igraph graph, a pandas or pyarrow edge table (two or three columns, or named
+    ``source``/``target``), an object with an ``edge_index`` (PyG), or a square non-negative
+    adjacency matrix (dense or scipy sparse), as
     :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
     ``transform`` is not wrapped by ``set_output``: it returns the embedding, ``X`` optional.
     """
@@ -142,13 +147,16 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         ----------
         path : str or Path
             The output file: ``.npz`` (rows and ids in one archive), ``.npy`` (ids in a
-            ``.nodes.txt`` sidecar where they are not ``0..n-1``) or word2vec text (any other
-            suffix); see :func:`kernelne.save_embedding`.
+            ``.nodes.txt`` sidecar where they are not ``0..n-1``), ``.parquet`` (a ``node``
+            column and ``dim_*`` columns) or word2vec text (``.txt``, ``.emb``, ``.vec``,
+            ``.w2v``); see :func:`kernelne.save_embedding`.
 
         Raises
         ------
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
+        InputError
+            A suffix that names no embedding format, or a failed write.
         """
         check_is_fitted(self, "embedding_")
         save_embedding(path, self.embedding_, self.nodes_)

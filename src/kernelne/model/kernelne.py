@@ -7,7 +7,6 @@ Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.engine.w
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -15,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from kernelne.engine.compiling import watch_compiling
 from kernelne.engine.diagnostics import (
@@ -26,41 +24,18 @@ from kernelne.engine.diagnostics import (
 )
 from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.propagation import parse_propagation, propagate_rows
-from kernelne.engine.robust import (
-    CHECKPOINT_PAIRS,
-    MAX_NARROWING,
-    NARROWING,
-    look_due,
-    shell_figures,
-)
-from kernelne.engine.rows import aligned_rows, check_row_memory, out_of_memory, uniform_rows
+from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table, seed_to_uint64
-from kernelne.engine.trainer import (
-    LOSSES,
-    Noise,
-    keep_probabilities,
-    kernel_arrays,
-    negative_pool_size,
-    train_settings,
-    train_walks,
-)
-from kernelne.engine.walks import WalkCorpus, count_visits
+from kernelne.engine.trainer import keep_probabilities, negative_pool_size
+from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
-from kernelne.model.auto_setting import (
-    DENSE_SETTING,
-    NORMALIZE,
-    OUTPUT_NORM,
-    SETTINGS,
-    chooses,
-    describe_setting,
-    output_scale,
-    scale_rows,
-    with_params,
-)
-from kernelne.model.estimator import EmbeddingEstimator, check_int_params, check_workers
+from kernelne.model.auto_setting import OUTPUT_NORM, describe_setting, output_scale, scale_rows
+from kernelne.model.estimator import EmbeddingEstimator
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
+from kernelne.model.params import check_params, param
+from kernelne.model.restarts import count_walks, train_with_restarts
 from kernelne.model.update import partial_fit
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
@@ -69,11 +44,8 @@ from kernelne.partitioned.driver import fit_partitioned, remove_folder
 # fastest and takes the weight, so the dictionary holds none narrower than a good single one.
 # Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
 # at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
-BETA_UPDATES = ("projected", "simplex")
+BETA_UPDATES = param("beta_update").rule.choices
 DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
-# integer settings and their least value (rounds may also be None; workers: check_workers)
-INT_PARAMS = {"dim": 1, "walks_per_node": 1, "walk_length": 1, "window": 1, "negatives": 0,
-              "epochs": 1, "partitions": 1, "rounds": 1, "chunk_walks": 1}
 
 
 class KernelNE(EmbeddingEstimator):
@@ -311,11 +283,12 @@ class KernelNE(EmbeddingEstimator):
     single kernel).
 
     Every fit checks its result: NaN/inf rows (diverged) restart the fit with the learning
-    rates (``lr`` and ``min_lr``) halved, at most twice (:data:`MAX_LR_HALVINGS`; the plain
-    fit, not a partitioned one); rows still diverged, or no trainable pair, raise
+    rates (``lr`` and ``min_lr``) halved, at most twice
+    (:data:`~kernelne.model.restarts.MAX_LR_HALVINGS`; the plain fit, not a partitioned
+    one); rows still diverged, or no trainable pair, raise
     :class:`~kernelne.errors.TrainingError`; an uninformative (collapsed) embedding issues a
-    :class:`~kernelne.engine.diagnostics.DegenerateEmbeddingWarning` naming the likely cause and
-    fix.
+    :class:`~kernelne.engine.diagnostics.DegenerateEmbeddingWarning` naming the likely cause
+    and fix.
 
     New nodes without retraining: :meth:`save_model` / :meth:`load_model` keep a fitted model
     in one file; :meth:`partial_fit` adds a grown graph's new nodes with the old rows frozen
@@ -435,56 +408,17 @@ class KernelNE(EmbeddingEstimator):
         )
 
     def _check_params(self) -> None:
-        check_int_params(self, INT_PARAMS, optional=("rounds",))
-        check_workers(self)
-        seed_to_uint64(copy.deepcopy(self.random_state))  # ValueError if not a seed
-        if not 0 < self.min_lr <= self.lr:
+        check_params(self)  # every parameter against its rule (kernelne.model.params)
+        if self.min_lr > self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
-        if self.reg < 0 or self.beta_reg < 0:
-            raise ValueError("reg and beta_reg must be >= 0")
         if int(self.partitions) > 1 and self.shared_negatives:
             raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
                              "drop shared_negatives")
-        if self.beta_update not in BETA_UPDATES:
-            raise ValueError(f"beta_update must be one of {', '.join(BETA_UPDATES)}, "
-                             f"got {self.beta_update!r}")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        if not isinstance(self.window_shrink, (bool, np.bool_)):
-            raise ValueError(f"window_shrink must be True or False, got {self.window_shrink!r}")
-        negative_pool_size(self.negative_pool, 0)  # raises ValueError if it is not a setting
-        parse_propagation(self.propagate)  # raises ValueError if it is not a setting
-        for name, allowed in (("setting", SETTINGS), ("normalize", NORMALIZE)):
-            if not (isinstance(getattr(self, name), str) and getattr(self, name) in allowed):
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
-                                 f"got {getattr(self, name)!r}")
         if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
             fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
             if int(self.partitions) > 1:
                 raise ValueError("partitioned training (partitions > 1) learns the kernel "
                                  "weights: use beta_select='train'")
-        try:
-            subsample = float(self.subsample)
-        except (TypeError, ValueError):
-            subsample = math.nan
-        if not (math.isfinite(subsample) and 0 <= subsample < 1):
-            raise ValueError(f"subsample must be a threshold in [0, 1) (0 = off; word2vec "
-                             f"uses 1e-3 to 1e-5), got {self.subsample!r}")
-        self._check_finite()
-
-    def _check_finite(self) -> None:
-        """A ``ValueError`` naming the first float parameter that is NaN or infinite (the
-        comparisons of :meth:`_check_params` let NaN through)."""
-        for name in ("lr", "min_lr", "reg", "beta_reg", "sigma", "alpha", "p", "q"):
-            value = getattr(self, name)
-            if value is None:  # unused by the kernel (sigma, alpha) or refused where used
-                continue
-            try:
-                finite = math.isfinite(float(value))
-            except (TypeError, ValueError):
-                finite = False
-            if not finite:
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
@@ -492,7 +426,7 @@ class KernelNE(EmbeddingEstimator):
 
         Parameters
         ----------
-        graph : Graph, path, networkx graph or sparse matrix
+        graph : Graph, path, networkx or igraph graph, DataFrame, PyG Data or sparse matrix
             Any source :func:`kernelne.load_graph` takes.
         y : str, tuple or array-like, optional
             Only with ``beta_select="validation"``: held-out labels to choose the kernel
@@ -534,112 +468,87 @@ class KernelNE(EmbeddingEstimator):
             return self
         seed = seed_to_uint64(self.random_state)
         fixed = fixed_weights(self.beta_select, len(kernels))  # None: learned
-        # fixed weights: zero-weight kernels are left out of training (one-hot = a single kernel)
-        active = kernels if fixed is None else [k for k, b in zip(kernels, fixed, strict=True)
-                                                if b > 0]
         if int(self.partitions) > 1:
             return self._fit_partitioned(g, kernels, seed, client, start)
         if client is not None:
             raise ValueError("a Dask client trains partitioned fits only: set partitions > 1")
+        return self._fit_in_memory(g, kernels, fixed, seed, monitor, start)
+
+    def _fit_in_memory(self, g: Graph, kernels: list[Kernel], fixed: np.ndarray | None, seed,
+                       monitor: Callable | None, start: float) -> KernelNE:
+        """The walks, their counts and the training runs of a fit in memory, and the fitted
+        attributes (:func:`~kernelne.model.restarts.train_with_restarts`)."""
         check_row_memory(g.n_nodes, int(self.dim))  # in memory (partitioned: on disk)
         corpus = WalkCorpus(
             g, self.walks_per_node, self.walk_length, self.p, self.q, int(seed), self.chunk_walks
         )
         with numba_threads(self.workers), watch_compiling(self.verbose) as compiled:
-            counts = np.zeros(g.n_nodes, dtype=np.int64)
-            stored = [] if self.keep_walks else None
-            bar = tqdm(total=corpus.n_walks, unit="walk", disable=not self.verbose,
-                       desc="counting", dynamic_ncols=True)
-            with bar:
-                for _, walks in corpus:
-                    count_visits(walks, counts)
-                    if stored is not None:
-                        stored.append(walks)
-                    bar.update(len(walks))
+            counts, stored = count_walks(corpus, g.n_nodes, self.keep_walks, self.verbose)
             negatives = alias_table(counts.astype(np.float64) ** 0.75)
             keep = (keep_probabilities(counts, float(self.subsample))
                     if self.subsample > 0 else None)  # subsampling: None = off
             counting_seconds = time.perf_counter() - start
-            rho, narrowed, simplex = 1.0, [], self.simplex_weights()
-            can_narrow = self.robust and kernels[0].kind != "linear"
-            params, switched_at = self, None  # the parameters the runs train with
-            may_switch = chooses(self)
-            checks: list[dict] = []
-            given_up_walks = given_up_training = 0.0  # seconds of runs a restart gave up
-            rate = 1.0  # the learning-rate schedule's factor: halved after a diverged run
-            lr_restarts: list[dict] = []
-            while True:
-                run = _Run(params, g, corpus, stored, negatives, keep, active, seed, rho,
-                           simplex, None if fixed is None else fixed[fixed > 0], rate)
-                looks = run.train(can_narrow and len(narrowed) < MAX_NARROWING, monitor)
-                checks += looks
-                if looks and looks[-1]["collapsing"] and may_switch and switched_at is None:
-                    switched_at = looks[-1]  # a dense graph: the dense setting, not narrowing
-                    params = with_params(self, DENSE_SETTING)
-                    kernels = active = params.kernel_dictionary()
-                elif looks and looks[-1]["collapsing"]:
-                    shell = looks[-1]
-                    narrowed.append(shell)
-                    rho *= NARROWING
-                    simplex = simplex or shell["weights_collapsed"]
-                elif run.pairs == 0:
-                    raise TrainingError(
-                        f"no (center, context) pair to train on in {g.summary()} with "
-                        f"walk_length={self.walk_length}, window={self.window}: the graph has "
-                        "no edges between distinct nodes or the walks are too short "
-                        "(walk_length >= 2 needed)")
-                else:
-                    diverged = _diverged(run, rate, self.lr, lr_restarts)
-                    if diverged is None:
-                        break
-                    lr_restarts.append(diverged)
-                    rate /= 2
-                given_up_walks += run.walk_seconds
-                given_up_training += run.train_seconds
-                del run  # its rows are given up: freed before the next run makes its own
-        self.health_ = embedding_health(
-            run.A, run.B, g.indptr, g.indices, counts > 0, seed=int(seed % 2**32)
-        )
+            out = train_with_restarts(self, g, corpus, stored, negatives, keep, kernels, fixed,
+                                      seed, monitor)
+        run = out.run
+        self._set_fitted(
+            g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
+            health=embedding_health(run.A, run.B, g.indptr, g.indices, counts > 0,
+                                    seed=int(seed % 2**32)),
+            narrowed=out.narrowed, simplex=out.simplex,
+            beta=run.beta if fixed is None else fixed,
+            beta_history=np.array(run.history) if fixed is None else fixed[None, :],
+            pairs=run.pairs, losses=run.loss_rows, n_walks=self.epochs * corpus.n_walks,
+            counts=counts, walks=np.concatenate(stored) if stored else None,
+            seed=int(seed % 2**32), switched_at=out.switched_at, start=start)
+        self.lr_restarts_ = out.lr_restarts
+        self.fit_lr_ = float(self.lr) * out.rate
+        training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
+        self.stage_seconds_ = {  # a restart's given-up run included
+            "walks": counting_seconds + run.walk_seconds + out.given_up_walks
+            - (compiled.total - training_compile),
+            "training": run.train_seconds + out.given_up_training - training_compile,
+        }
+        self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
+        return self
+
+    def _set_fitted(self, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
+                    health: dict, rho: float, checks: list[dict], narrowed: list[dict],
+                    simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
+                    losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
+                    seed: int, switched_at: dict | None, start: float) -> None:
+        """The fitted attributes every fit (in memory or partitioned) sets, from its rows
+        ``A``, ``B`` and its record; warns if the rows look collapsed or undertrained."""
+        self.health_ = health
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
         # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
         if not (self.shared_negatives
-                and warn_if_undertrained(self.health_, int(self.walks_per_node))):
-            warn_if_collapsed(self.health_, mean_degree,
+                and warn_if_undertrained(health, int(self.walks_per_node))):
+            warn_if_collapsed(health, mean_degree,
                               ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
                               self.robust)
         self.setting_ = describe_setting(self, switched_at, bool(checks))
-        self.output_scale_ = self._rescale(run.A, run.B, int(seed % 2**32))
-        self.embedding_ = self._propagated(g, run.A)
-        self.context_embedding_ = run.B
+        self.output_scale_ = self._rescale(A, B, seed)
+        self.embedding_, self.context_embedding_ = self._propagated(g, A), B
         self.nodes_ = g.nodes
         self.kernels_ = kernels
         self.kernel_scale_ = rho
         self.narrowed_ = narrowed
-        self.lr_restarts_ = lr_restarts
-        self.fit_lr_ = float(self.lr) * rate
         self.shell_checks_ = checks
         self.beta_update_ = "simplex" if simplex else "projected"
-        self.beta_ = run.beta if fixed is None else fixed
-        self.beta_history_ = np.array(run.history) if fixed is None else fixed[None, :]
-        self.n_pairs_ = int(run.pairs)
-        self.loss_history_ = np.array(run.loss_rows).reshape(-1, 3)
-        self.n_walks_ = self.epochs * corpus.n_walks
+        self.beta_ = beta
+        self.beta_history_ = beta_history
+        self.n_pairs_ = int(pairs)
+        self.loss_history_ = np.array(losses, dtype=float).reshape(-1, 3)
+        self.n_walks_ = n_walks
         self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
         self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
         self.walk_counts_ = counts
         self.degrees_ = g.degrees
-        self.walks_ = np.concatenate(stored) if stored else None
+        self.walks_ = walks
         self.graph_summary_ = g.summary()
         self.directed_ = bool(g.directed)
         self.fit_seconds_ = time.perf_counter() - start
-        training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
-        self.stage_seconds_ = {  # a restart's given-up run included
-            "walks": counting_seconds + run.walk_seconds + given_up_walks
-            - (compiled.total - training_compile),
-            "training": run.train_seconds + given_up_training - training_compile,
-        }
-        self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
-        return self
 
     def _rescale(self, A: np.ndarray, B: np.ndarray, seed: int) -> float:
         """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
@@ -676,36 +585,16 @@ class KernelNE(EmbeddingEstimator):
             if run.pairs == 0:
                 raise TrainingError(f"no (center, context) pair to train on in {g.summary()}")
             check_finite(A, B, run.beta)
-            self.health_ = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
-                                            seed=int(run.seed % 2**32))  # a resumed fit's
-        mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
-        warn_if_collapsed(self.health_, mean_degree,
-                          ", ".join(str(k) for k in self.effective_kernels_of(kernels, run.scale)),
-                          self.robust)
+            health = embedding_health(A, B, g.indptr, g.indices, run.counts > 0,
+                                      seed=int(run.seed % 2**32))  # a resumed fit's
         if self.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
             A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
-        self.setting_ = describe_setting(self, None, bool(run.checks))
-        self.output_scale_ = self._rescale(A, B, int(run.seed % 2**32))
-        self.embedding_, self.context_embedding_ = self._propagated(g, A), B
-        self.nodes_ = g.nodes
-        self.kernels_ = kernels
-        self.kernel_scale_ = run.scale
-        self.narrowed_ = run.narrowed
-        self.shell_checks_ = run.checks
-        self.beta_update_ = "simplex" if run.simplex else "projected"
-        self.beta_ = run.beta
-        self.beta_history_ = np.array([run.beta])
-        self.n_pairs_ = run.pairs
-        self.loss_history_ = np.array(run.losses, dtype=float).reshape(-1, 3)
-        self.n_walks_ = self.epochs * self.walks_per_node * g.n_nodes
-        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
-        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
-        self.walk_counts_ = run.counts
-        self.degrees_ = g.degrees
-        self.walks_ = None
-        self.graph_summary_ = g.summary()
-        self.directed_ = bool(g.directed)
-        self.fit_seconds_ = time.perf_counter() - start
+        self._set_fitted(
+            g, A, B, kernels, health=health, rho=run.scale, checks=run.checks,
+            narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
+            beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
+            n_walks=self.epochs * self.walks_per_node * g.n_nodes, counts=run.counts,
+            walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start)
         self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
         self.partition_run_ = run
         return self
@@ -836,127 +725,6 @@ class KernelNE(EmbeddingEstimator):
             :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
         """
         return [k.narrowed(rho) for k in kernels]
-
-
-#: A fit whose rows diverge (NaN or infinite) is restarted with the learning rate halved, at
-#: most this many times, before :class:`~kernelne.errors.TrainingError` is raised.
-MAX_LR_HALVINGS = 2
-
-
-def _diverged(run: _Run, rate: float, lr: float, restarts: list[dict]) -> dict | None:
-    """None if ``run``'s rows and weights are finite; else what :attr:`KernelNE.lr_restarts_`
-    records of it (``lr``: the diverged run's, ``bad_rows``, ``rows``, ``reason``), or
-    :class:`TrainingError` if the learning rate was halved :data:`MAX_LR_HALVINGS` times
-    already."""
-    try:
-        check_finite(run.A, run.B, run.beta)
-    except TrainingError as exc:
-        if len(restarts) >= MAX_LR_HALVINGS:
-            tried = ", ".join(f"{r['lr']:g}" for r in restarts)
-            raise TrainingError(f"{exc}; it diverged at lr {tried} and {lr * rate:g} (the "
-                                "learning rate halved after each)") from None
-        bad = int(np.count_nonzero(~np.isfinite(run.A).all(axis=1)))
-        return {"lr": lr * rate, "bad_rows": bad, "rows": len(run.A), "reason": str(exc)}
-    return None
-
-
-def _finite_sample(A: np.ndarray, beta: np.ndarray, rows: int = 64) -> bool:
-    """Whether ``beta`` and about ``rows`` evenly spaced rows of ``A`` are finite: a cheap
-    look after each chunk that stops a diverged run early (the whole check comes after)."""
-    return bool(np.isfinite(beta).all() and np.isfinite(A[::max(1, len(A) // rows)]).all())
-
-
-class _Run:
-    """One training run from a fresh initialisation: ``A ~ U(+-0.5/d)``, ``B = 0``, ``beta =
-    1/m``; distance kernels see ``rho * ||a - b||^2``; the learning rates (``lr``,
-    ``min_lr``) are the model's times ``rate``."""
-
-    def __init__(self, model, graph, corpus, stored, negatives, keep, kernels, seed, rho,
-                 simplex, beta=None, rate: float = 1.0):
-        self.model, self.graph, self.corpus, self.stored = model, graph, corpus, stored
-        self.rate = rate
-        self.noise = Noise(*negatives)
-        self.keep = keep  # subsampling's keep probabilities, None: off
-        self.seed = seed
-        n, d = graph.n_nodes, int(model.dim)
-        rng = np.random.default_rng(int(seed))
-        try:
-            self.A = uniform_rows(rng, n, d, 0.5 / d)
-            self.B = aligned_rows(n, d, 0.0)
-        except MemoryError:
-            raise out_of_memory(n, d) from None
-        self.kernel = kernel_arrays(kernels, None if beta is None else beta.copy(), scale=rho)
-        self.beta, self.scale = self.kernel.beta, self.kernel.scale
-        self.learn_beta = len(self.beta) > 1 and beta is None  # beta given: fixed weights
-        self.simplex = simplex
-        self.history = [self.beta.copy()]
-        self.loss_rows: list[tuple[int, float, float]] = []
-        self.pairs = 0
-        self.walk_seconds = 0.0  # generating walks while training (streamed corpus)
-        self.train_seconds = 0.0
-
-    def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
-        """Train on every chunk; with ``check_shell``, test the rows whenever
-        :func:`~kernelne.engine.robust.look_due` says so and return the tests' figures; training
-        stops at a test that finds them ``collapsing``, or at rows that are no longer
-        finite."""
-        m, corpus = self.model, self.corpus
-        total_chunks = m.epochs * corpus.n_chunks
-        min_pairs = CHECKPOINT_PAIRS * int((self.graph.degrees > 0).sum())
-        total_centers = float(m.epochs * corpus.n_walks * corpus.walk_length)
-        snapshot_every = max(1, total_chunks // 10)
-        settings = train_settings(m, total_centers, self.seed, self.graph.n_nodes,
-                                  learn_beta=self.learn_beta,
-                                  beta_simplex=self.simplex, lr=m.lr * self.rate,
-                                  min_lr=m.min_lr * self.rate)
-        losses = np.zeros(2)
-        bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
-                   desc="training", dynamic_ncols=True)
-        step = 0
-        looks: list[dict] = []
-        with bar:
-            for epoch in range(m.epochs):
-                chunks = (
-                    zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
-                    if self.stored is not None else corpus
-                )
-                before = time.perf_counter()
-                for first, walks in chunks:
-                    losses[:] = 0
-                    started = time.perf_counter()
-                    self.walk_seconds += started - before
-                    chunk_pairs = train_walks(
-                        walks, epoch * corpus.n_walks + first, self.A, self.B, self.kernel,
-                        self.noise, settings, losses, keep=self.keep,
-                    )
-                    self.pairs += chunk_pairs
-                    before = time.perf_counter()
-                    self.train_seconds += before - started
-                    self.loss_rows.append((
-                        self.pairs, losses[0] / max(chunk_pairs, 1),
-                        losses[1] / max(chunk_pairs * m.negatives, 1),
-                    ))
-                    bar.update(len(walks))
-                    if monitor is not None:
-                        monitor(self.pairs, self.A, self.B)
-                    if not _finite_sample(self.A, self.beta):  # diverged: no use going on
-                        return looks
-                    step += 1
-                    if settings.learn_beta and step % snapshot_every == 0:
-                        self.history.append(self.beta.copy())
-                    if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
-                                                looks):
-                        look = shell_figures(
-                            self.A, self.B, self.graph.indptr, self.graph.indices,
-                            self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
-                            previous=looks[0] if looks else None)
-                        if look is None:  # not finite or too few rows: no verdict
-                            check_shell = False
-                        else:
-                            looks.append(look)
-                            if look["collapsing"]:
-                                return looks
-        return looks
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.kernels import Kernel
 from kernelne.errors import InputError
+from kernelne.graphs.npz import check_member_sizes
 from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-model", 1
@@ -46,6 +47,12 @@ def _plain_param(value):
     return value
 
 
+# the arrays a model file holds (any other array of the archive is never read)
+MODEL_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
+              "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
+              "walk_counts", "degrees", "output_scale", "setting", "directed")
+
+
 def check_model_path(path: str | Path) -> None:
     """``InputError`` unless ``path`` names an ``.npz`` file (a model file is an ``.npz``
     archive; ``.npy`` and text names are the embedding formats)."""
@@ -54,10 +61,13 @@ def check_model_path(path: str | Path) -> None:
                          "(save writes the embedding alone)", path)
 
 
-def save_model(model: Any, path: str | Path) -> None:
+def save_model(model: Any, path: str | Path, then: Any = None) -> None:
     """Write the fitted ``model`` (a :class:`~kernelne.model.kernelne.KernelNE`) to ``path``
-    (``.npz``),
-    atomically."""
+    (``.npz``), atomically.
+
+    ``then``: a callable run after the model is written to its temporary name and before it
+    is renamed into place (the CLI writes the embedding there): if it fails, ``path`` is left
+    as it was, so that a run leaves both files or neither."""
     check_is_fitted(model, "walk_counts_",
                     msg="This %(name)s instance is not fitted yet: only a fitted model can be "
                         "saved (call fit or load_model first).")
@@ -89,6 +99,8 @@ def save_model(model: Any, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+        if then is not None:
+            then()
 
 
 def load_model(path: str | Path, estimator: type) -> Any:
@@ -107,7 +119,8 @@ def load_model(path: str | Path, estimator: type) -> Any:
             if int(z["version"]) != VERSION:
                 raise InputError(f"model file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            arrays = {k: z[k] for k in z.files}
+            check_member_sizes(z, MODEL_KEYS, path)
+            arrays = {k: z[k] for k in MODEL_KEYS if k in z.files}
         params = json.loads(str(arrays["params"]))
         directed = params.pop("directed", None)  # older files: the only record, if any
         if "directed" in arrays:
@@ -127,6 +140,12 @@ def load_model(path: str | Path, estimator: type) -> Any:
           and arrays["walk_counts"].shape == arrays["degrees"].shape == (n,))
     if not ok:
         raise InputError("corrupt model file (inconsistent array shapes)", path)
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        raise InputError("corrupt model file (its embedding holds NaN or infinite values)",
+                         path)
+    if nodes.dtype.kind not in "iuU" or len(np.unique(nodes)) != n:
+        raise InputError("corrupt model file (node ids must be distinct integers or strings)",
+                         path)
     model.embedding_, model.context_embedding_ = A, B
     model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
     model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it

@@ -1,9 +1,11 @@
 """Partitioned training: rows in blocks on disk or object storage, trained bucket by bucket,
 on one machine or a Dask cluster.
 
-``driver`` (the plan, the rounds and the bucket steps), ``rounds`` (each round's walks) and
-``store`` (files by path or fsspec URL). It imports only the engine, the graphs and the base
-modules (a test holds this).
+``driver`` (a fit's steps, from the plan to the assembled rows), ``buckets`` (the bucket
+step, its task and the submission of a step to Dask), ``blocks`` (the block files), ``locks``
+(the folder and its lock), ``plan`` (``plan.json`` and the checks of a resumed folder),
+``rounds`` (each round's walks) and ``store`` (files by path or fsspec URL). It imports only
+the engine, the graphs and the base modules (a test holds this).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Reliability audit of ``tune``, ``plot`` and ``evaluate linkpred``: bad input
-ends with one ``kernelne: error: ...`` line, exit 2 and nothing on disk; small inputs work."""
+"""``kernelne tune`` from the command line: the report on small graphs, bad settings before the
+search, a failed trial or Ctrl-C as one line, the outputs all or none."""
 
 from __future__ import annotations
 
@@ -13,15 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from tune_fakes import KARATE, write_karate
+from tune_fakes import write_karate
 
 from kernelne.cli.app import main
-from kernelne.evaluation.plot import plot_embedding, project
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+
+
 FAST = ["--dim", "8", "--workers", "1", "--search-walks", "4", "--quiet"]
 
 
@@ -42,80 +40,6 @@ def one_error_line(err: str) -> str:
 def leftovers(folder: Path, before: set[str]) -> set[str]:
     """Names in ``folder`` that were not there ``before`` (temporary files included)."""
     return set(os.listdir(folder)) - before
-
-
-def random_embedding(path: Path, n: int, d: int = 8, seed: int = 0) -> Path:
-    vectors = np.random.default_rng(seed).normal(size=(n, d))
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{n} {d}\n")
-        for i, row in enumerate(vectors):
-            fh.write(f"{i} " + " ".join(f"{x:.5f}" for x in row) + "\n")
-    return path
-
-
-# --- plot ------------------------------------------------------------------------------
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 60), d=st.integers(1, 70), method=st.sampled_from(["pca", "tsne"]),
-       seed=st.integers(0, 3))
-def test_project_takes_any_shape(n, d, method, seed):
-    X = np.random.default_rng(seed).normal(size=(n, d))
-    xy = project(X, method, seed=seed)
-    assert xy.shape == (n, 2) and np.isfinite(xy).all()
-
-
-@pytest.mark.parametrize("n", [1, 2, 34])
-@pytest.mark.parametrize("method", ["pca", "tsne"])
-def test_plot_command_draws_small_embeddings(tmp_path, capsys, n, method):
-    emb = random_embedding(tmp_path / "emb.txt", n, d=64)
-    out = tmp_path / "map.png"
-    assert main(["plot", str(emb), "--method", method, "-o", str(out)]) == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "Traceback" not in capsys.readouterr().err
-
-
-def test_plot_sample_zero_is_an_error(tmp_path, capsys):
-    emb = random_embedding(tmp_path / "emb.txt", 20)
-    before = set(os.listdir(tmp_path))
-    assert main(["plot", str(emb), "--sample", "0", "-o", str(tmp_path / "m.png")]) == 2
-    assert "--sample" in one_error_line(capsys.readouterr().err)
-    assert not leftovers(tmp_path, before)
-
-
-def test_plot_labels_matching_no_node_is_an_error(tmp_path, capsys):
-    emb = random_embedding(tmp_path / "emb.txt", 20)
-    labels = tmp_path / "other.labels"
-    labels.write_text("".join(f"x{i} {i % 2}\n" for i in range(20)))
-    before = set(os.listdir(tmp_path))
-    code = main(["plot", str(emb), "--labels", str(labels), "-o", str(tmp_path / "m.png")])
-    assert code == 2
-    line = one_error_line(capsys.readouterr().err)
-    assert "none of the 20 labelled nodes" in line and str(labels) in line
-    assert not leftovers(tmp_path, before)
-
-
-def test_plot_partial_labels_get_a_note_with_counts(tmp_path, capsys):
-    emb = random_embedding(tmp_path / "emb.txt", 20)
-    labels = tmp_path / "some.labels"
-    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(15)) + "99 1\n")
-    assert main(["plot", str(emb), "--labels", str(labels), "-o", str(tmp_path / "m.png")]) == 0
-    err = capsys.readouterr().err
-    assert "kernelne: note: 15 of the embedding's 20 nodes have a label (5 drawn grey); " \
-           "1 labelled nodes are not in the embedding" in err
-
-
-def test_plot_embedding_api_raises_on_unmatched_labels(tmp_path):
-    from kernelne.errors import InputError
-
-    vectors = np.random.default_rng(0).normal(size=(10, 4))
-    labels = (np.array(["a", "b"]), sp.csr_matrix(np.eye(2)))
-    with pytest.raises(InputError, match="none of the 2 labelled nodes"):
-        plot_embedding((vectors, np.arange(10)), labels, tmp_path / "m.png")
-    assert not (tmp_path / "m.png").exists()
-
-
-# --- tune ------------------------------------------------------------------------------
 
 
 def test_tune_report_on_a_graph_under_50_nodes(karate, tmp_path, capsys):
@@ -280,71 +204,10 @@ def test_tune_ctrl_c_prints_one_line(karate, tmp_path):
     assert not (tmp_path / "e.npy").exists()
 
 
-# --- evaluate linkpred -----------------------------------------------------------------
-
-
-@pytest.fixture
-def karate_split(tmp_path):
-    """A saved split of the karate club and a random embedding of its nodes."""
-    from kernelne.evaluation import make_link_split
-    from kernelne.graphs.graph import load_graph
-
-    split = make_link_split(load_graph(KARATE), test_fraction=0.3, seed=0)
-    folder = tmp_path / "split"
-    split.save(folder)
-    return random_embedding(tmp_path / "emb.txt", 34), folder
-
-
-def test_linkpred_select_shows_a_progress_bar(karate_split, capsys, monkeypatch):
-    """--operator all --select fits 4 x 5 x 3 + 1 classifiers: a bar counts them."""
-    emb, folder = karate_split
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    assert main(["evaluate", "linkpred", str(emb), str(folder), "--operator", "all",
-                 "--select"]) == 0
-    err = capsys.readouterr().err
-    assert "link prediction" in err and "61/61" in err
-    assert main(["evaluate", "linkpred", str(emb), str(folder), "--operator", "all",
-                 "--select", "--no-progress"]) == 0
-    assert capsys.readouterr().err == ""
-
-
-def test_linkpred_has_no_bar_when_stderr_is_not_a_terminal(karate_split, capsys):
-    emb, folder = karate_split
-    assert main(["evaluate", "linkpred", str(emb), str(folder), "--select"]) == 0
-    assert capsys.readouterr().err == ""
-
-
-# --- the abort at exit after a graph read ----------------------------------------------
-
-
-def test_fast_reader_hands_pyarrow_no_python_object(tmp_path, monkeypatch):
-    """pyarrow's CSV workers may release the reader's input after ``read_csv`` returned; a
-    Python input (``io.BytesIO``) then needs the GIL, which aborts the process ("terminate
-    called without an active exception", exit 134) if the interpreter is shutting down."""
-    import pyarrow as pa
-    from pyarrow import csv
-
-    from kernelne.graphs.graph import load_graph
-
-    seen = []
-    real = csv.read_csv
-
-    def spy(source, *args, **kwargs):
-        seen.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(csv, "read_csv", spy)
-    for text in ("1 2\n2 3\n", "a b\nb c\n"):
-        path = tmp_path / "g.txt"
-        path.write_text(text)
-        assert load_graph(path).n_edges == 2
-    assert seen and all(isinstance(s, pa.BufferReader) for s in seen), seen
-
-
 def small_result():
     from types import SimpleNamespace
 
-    from kernelne.tune.search import TuneResult
+    from kernelne.tune.result import TuneResult
 
     model = SimpleNamespace(embedding_=np.ones((3, 2), np.float32), nodes_=np.arange(3))
     trials = [{"number": 0, "params": {"window": 3}, "score": 0.5, "seconds": 0.1}]
@@ -353,7 +216,7 @@ def small_result():
 
 @pytest.mark.parametrize("existing", [False, True])
 def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
-    from kernelne.tune.search import write_outputs
+    from kernelne.tune.result import write_outputs
 
     report = tmp_path / "rep"
     if existing:
@@ -372,7 +235,7 @@ def test_tune_outputs_are_written_all_or_none(tmp_path, monkeypatch, existing):
     def full(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(importlib.import_module("kernelne.tune.search"), "plot_trials", full)
+    monkeypatch.setattr(importlib.import_module("kernelne.tune.result"), "plot_trials", full)
     with pytest.raises(OSError, match="disk full"):
         write_outputs(small_result(), tmp_path / "e.npy", report)
     assert set(os.listdir(tmp_path)) == before

@@ -13,7 +13,10 @@ import time
 import numpy as np
 import pytest
 
+import kernelne.partitioned.blocks as blocks
+import kernelne.partitioned.buckets as buckets
 import kernelne.partitioned.driver as partitioned
+import kernelne.partitioned.locks as locks
 from kernelne import Graph, KernelNE
 from kernelne.cli.app import main
 from kernelne.errors import InputError
@@ -84,12 +87,12 @@ def test_a_relative_partition_dir_works_on_workers_started_in_another_folder(tmp
 def test_a_folder_the_workers_cannot_see_is_refused_before_any_work(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     g = small_graph()
-    real = partitioned.worker_sees
+    real = locks.worker_sees
 
     def sees_nothing(lock_path, token):  # a worker on another machine: no such file there
         return real(lock_path + ".elsewhere", token)
 
-    monkeypatch.setattr(partitioned, "worker_sees", sees_nothing)
+    monkeypatch.setattr(locks, "worker_sees", sees_nothing)
     monkeypatch.chdir(tmp_path)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
@@ -99,7 +102,7 @@ def test_a_folder_the_workers_cannot_see_is_refused_before_any_work(tmp_path, mo
     message = str(err.value)
     assert f"the Dask workers cannot see --partition-dir {tmp_path / 'parts'}" in message
     assert "shared file system" in message
-    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == [partitioned.MARKER]
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == [locks.MARKER]
 
 
 # --- R16: a folder of the user's own files ---------------------------------------------------
@@ -123,7 +126,7 @@ def test_a_folder_a_fit_made_is_used_again_and_an_empty_one_too(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     first = small_model(empty).fit(g)
-    assert (empty / partitioned.MARKER).exists() and not (empty / partitioned.LOCK).exists()
+    assert (empty / locks.MARKER).exists() and not (empty / locks.LOCK).exists()
     again = small_model(empty).fit(g)  # a finished fit: resumed at its end
     np.testing.assert_array_equal(first.embedding_, again.embedding_)
 
@@ -148,7 +151,7 @@ def test_a_second_run_on_a_locked_folder_is_refused(tmp_path):
         model = small_model(folder).fit(g)
     finally:
         partitioned._fit_in = real
-    lock = folder / partitioned.LOCK
+    lock = folder / locks.LOCK
     assert seen["message"] == (
         f"--partition-dir {folder} is in use by pid {os.getpid()} on host "
         f"{socket.gethostname()} (remove {lock} if that process is gone)")
@@ -164,14 +167,14 @@ def test_a_stale_lock_is_reported_not_taken(tmp_path, edge_file, capsys):
     dead.wait()
     folder = tmp_path / "parts"
     folder.mkdir()
-    lock = folder / partitioned.LOCK
+    lock = folder / locks.LOCK
     lock.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "token": "x"}))
     code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST,
                          "--partition-dir", folder], capsys)
     assert code == 2
     one_error_line(err, f"pid {dead.pid}", "looks stale", f"remove {lock}")
     assert json.loads(lock.read_text())["pid"] == dead.pid  # not taken
-    assert sorted(p.name for p in folder.iterdir()) == [partitioned.LOCK]
+    assert sorted(p.name for p in folder.iterdir()) == [locks.LOCK]
 
 
 def test_the_lock_is_released_when_the_fit_fails(tmp_path, monkeypatch):
@@ -180,10 +183,10 @@ def test_the_lock_is_released_when_the_fit_fails(tmp_path, monkeypatch):
     def fails(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(partitioned, "bucket_task", fails)
+    monkeypatch.setattr(buckets, "bucket_task", fails)
     with pytest.raises(KeyboardInterrupt):
         small_model(tmp_path / "parts").fit(g)
-    assert not (tmp_path / "parts" / partitioned.LOCK).exists()
+    assert not (tmp_path / "parts" / locks.LOCK).exists()
 
 
 # --- E44d/D07: folders that cannot be used ---------------------------------------------------
@@ -287,17 +290,17 @@ class Crash(Exception):
     pass
 
 
-def crash_after(monkeypatch, buckets: int) -> None:
-    """Make the fit stop (like a killed driver) when it starts bucket number ``buckets + 1``."""
-    real, calls = partitioned.bucket_task, []
+def crash_after(monkeypatch, done: int) -> None:
+    """Make the fit stop (like a killed driver) when it starts bucket number ``done + 1``."""
+    real, calls = buckets.bucket_task, []
 
     def dies(*args):
         calls.append(args)
-        if len(calls) > buckets:
+        if len(calls) > done:
             raise Crash
         return real(*args)
 
-    monkeypatch.setattr(partitioned, "bucket_task", dies)
+    monkeypatch.setattr(buckets, "bucket_task", dies)
 
 
 @pytest.mark.parametrize("give_seed", [False, True])
@@ -341,7 +344,7 @@ def test_a_damaged_block_on_resume_names_the_file(tmp_path, monkeypatch, damage)
     g = small_graph()
     folder = tmp_path / "run"
     interrupted_fit(folder, monkeypatch, g)
-    block = partitioned.block_path(folder, "B", 1, 1)
+    block = blocks.block_path(folder, "B", 1, 1)
     if damage == "missing":
         block.unlink()
     elif damage == "cut short":
@@ -464,8 +467,8 @@ def test_the_temporary_folder_is_removed_when_the_fit_stops(tmp_path, edge_file,
             raise kernelne.cli.app._Terminated if stop == "SIGTERM" else OSError("disk full")
         return real(*args)
 
-    real = partitioned.bucket_task
-    monkeypatch.setattr(partitioned, "bucket_task", stops)
+    real = buckets.bucket_task
+    monkeypatch.setattr(buckets, "bucket_task", stops)
     out = tmp_path / "e.npy"
     if stop == "SIGTERM":
         assert main([str(a) for a in ["embed", edge_file, "-o", out, *FAST]]) == 143
@@ -491,7 +494,7 @@ def test_every_worker_lost_is_said_while_the_step_waits():
 
     from distributed import Client, LocalCluster
 
-    from kernelne.partitioned.driver import gather_watching_workers
+    from kernelne.partitioned.buckets import gather_watching_workers
 
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=None) as cluster, Client(cluster) as client:

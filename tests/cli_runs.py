@@ -1,0 +1,19 @@
+"""What the command-line tests share: small graphs, the fast options and one run of main."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelne.cli.app import main
+
+#: a 30-node ring with two chords
+EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
+KARATE = Path(__file__).resolve().parents[1] / "examples" / "karate.edgelist"
+#: the options of a fit that takes a moment
+FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
+
+
+def run_cli(argv, capsys) -> tuple[int, str]:
+    """``(exit code, stderr)`` of ``kernelne ARGV`` run in this process."""
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
