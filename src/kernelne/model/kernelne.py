@@ -640,10 +640,11 @@ class KernelNE(EmbeddingEstimator):
             setting that differs from the fitted rows' dimension, or a model fitted with
             ``propagate``.
         """
-        if parse_propagation(getattr(self, "propagate", False)) is not None:
-            raise ValueError("partial_fit needs the rows as trained, but this model's rows are "
-                             "spectrally propagated (propagate is set; every row changes with "
-                             "the graph): refit on the grown graph")
+        if (getattr(self, "propagation_", None) is not None
+                or parse_propagation(getattr(self, "propagate", False)) is not None):
+            raise ValueError("partial_fit adds rows to the rows as trained, but this model's "
+                             "rows are spectrally propagated (propagate, --propagate: every "
+                             "row changes when the graph grows): refit on the grown graph")
         partial_fit(self, graph, touched_rate, new_walks_factor)
         self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
         return self

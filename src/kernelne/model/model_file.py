@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.kernels import Kernel
+from kernelne.engine.propagation import parse_propagation
 from kernelne.errors import InputError
 from kernelne.graphs.npz import check_member_sizes
 from kernelne.outputs import atomic_path
@@ -126,6 +127,7 @@ def load_model(path: str | Path, estimator: type) -> Any:
         if "directed" in arrays:
             directed = bool(arrays["directed"])
         model = estimator(**params)
+        propagation = parse_propagation(params.get("propagate", False))  # the rows' record
         kernels = [Kernel(str(kind), float(p)) for kind, p in
                    zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
     except InputError:
@@ -159,4 +161,5 @@ def load_model(path: str | Path, estimator: type) -> Any:
     model.output_scale_ = float(arrays["output_scale"]) if "output_scale" in arrays else 1.0
     model.setting_ = (json.loads(str(arrays["setting"])) if "setting" in arrays
                       else {"name": "given", "params": {}, "evidence": "an older model file"})
+    model.propagation_ = propagation
     return model
