@@ -66,3 +66,13 @@ def test_update_refuses_a_propagated_model_in_one_line(tmp_path, capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "--propagate" in err and "refit on the grown graph" in err
     assert not out.exists()
+
+
+def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
+    fast = [o for o in FAST if o != "--quiet"]
+    assert main(["embed", str(KARATE), "-o", str(tmp_path / "e.npy"), *fast,
+                 "--propagate", "theta=1"]) == 0
+    out = capsys.readouterr().out
+    assert "propagated order=10,mu=0.2,theta=1: the rows spectrally propagated" in out
+    assert main(["embed", str(KARATE), "-o", str(tmp_path / "f.npy"), *fast]) == 0
+    assert "propagated" not in capsys.readouterr().out

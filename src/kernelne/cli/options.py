@@ -294,6 +294,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
     if options:
         lines.append("options    " + ", ".join(options))
+    propagation = getattr(model, "propagation_", None)
+    if propagation is not None:
+        lines.append(f"propagated {propagation}: the rows spectrally propagated after training "
+                     "(band-pass filter, thin SVD; health below: the rows as trained)")
     for diverged in getattr(model, "lr_restarts_", []):
         lines.append(f"diverged   at lr {diverged['lr']:g} ({diverged['bad_rows']:,} of "
                      f"{diverged['rows']:,} rows NaN or infinite): restarted with lr "
