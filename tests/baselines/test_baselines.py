@@ -22,6 +22,7 @@ SMALL = {
     "line": dict(dim=16, samples_per_arc=200, workers=1),
     "hope": dict(dim=16),
     "netmf": dict(dim=16),
+    "prone": dict(dim=16),
 }
 
 

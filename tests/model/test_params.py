@@ -141,6 +141,11 @@ BAD = [
                             r"sequence of weights, got 'best'$"),
     ("beta_select", [-1.0, 2.0], r"^beta_select must be one of train, uniform, validation"),
     ("setting", "manual", r"^setting must be one of auto, given, got 'manual'$"),
+    ("propagate", "order=0", r"^propagate: order must be a whole number >= 1, got 0$"),
+    ("propagate", "mu=3", r"^propagate: mu must be in \[0, 2\], got 3$"),
+    ("propagate", "theta=-1", r"^propagate: theta must be > 0, got -1$"),
+    ("propagate", "size=3", r"^propagate: 'size=3' is not order=K, mu=M or theta=T"),
+    ("propagate", 1, r"^propagate must be True, False or 'order=K,mu=M,theta=T', got 1$"),
     ("normalize", "l2", r"^normalize must be one of auto, none, got 'l2'$"),
 ]
 

@@ -10,6 +10,10 @@ anything :func:`kernelne.graphs.graph.load_graph` accepts, then ``embedding_`` (
 - ``line``: :class:`LINE`, LINE(1st+2nd) (Tang et al., WWW 2015)
 - ``hope``: :class:`HOPE` with Katz proximity (Ou et al., KDD 2016)
 - ``netmf``: :class:`NetMF` (Qiu et al., WSDM 2018)
+- ``prone``: :class:`ProNE` (Zhang et al., IJCAI 2019)
+
+Every method takes ``propagate``: ProNE's spectral propagation of the fitted rows
+(:mod:`kernelne.engine.propagation`), off by default except in ProNE itself.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from kernelne.baselines._base import BaselineEmbedding
 from kernelne.baselines.hope import HOPE
 from kernelne.baselines.line import LINE
 from kernelne.baselines.netmf import NetMF
+from kernelne.baselines.prone import ProNE
 from kernelne.baselines.skipgram import DeepWalk, Node2Vec
 
 METHODS: dict[str, type[BaselineEmbedding]] = {
@@ -28,6 +33,7 @@ METHODS: dict[str, type[BaselineEmbedding]] = {
     "line": LINE,
     "hope": HOPE,
     "netmf": NetMF,
+    "prone": ProNE,
 }
 
 
@@ -38,7 +44,7 @@ def method_params(name: str) -> list[str]:
     ----------
     name : str
         A key of :data:`METHODS` (case-insensitive): ``deepwalk``, ``node2vec``, ``line``,
-        ``hope`` or ``netmf``.
+        ``hope``, ``netmf`` or ``prone``.
 
     Returns
     -------
@@ -60,7 +66,7 @@ def make_method(name: str, ignore_unknown: bool = False, **params: Any) -> Basel
     ----------
     name : str
         A key of :data:`METHODS` (case-insensitive): ``deepwalk``, ``node2vec``, ``line``,
-        ``hope`` or ``netmf``.
+        ``hope``, ``netmf`` or ``prone``.
     ignore_unknown : bool, default False
         Drop a parameter the method does not take (e.g. ``walk_length`` passed to ``hope``)
         instead of raising.
@@ -107,5 +113,5 @@ def _lookup(name: str) -> type[BaselineEmbedding]:
 
 __all__ = [
     "METHODS", "make_method", "method_params", "BaselineEmbedding",
-    "DeepWalk", "Node2Vec", "LINE", "HOPE", "NetMF",
+    "DeepWalk", "Node2Vec", "LINE", "HOPE", "NetMF", "ProNE",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelne.engine.propagation import Propagation, parse_propagation, propagate_rows
 from kernelne.graphs.graph import Graph
 from kernelne.model.estimator import EmbeddingEstimator, check_int_params
 
@@ -16,8 +17,14 @@ class BaselineEmbedding(EmbeddingEstimator):
 
     Subclasses implement ``_embed(graph) -> (n x dim) array``. After ``fit``: ``embedding_``
     (float32, row ``i`` = dense node ``i``), ``nodes_`` (the user's node ids, same order),
-    ``fit_seconds_`` (wall time of the fit, graph loading excluded).
+    ``fit_seconds_`` (wall time of the fit, graph loading excluded). A subclass whose
+    constructor takes ``propagate`` has its rows spectrally propagated after ``_embed``
+    (:func:`kernelne.engine.propagation.propagate_rows`; unit rows), inside the timed fit.
     """
+
+    def _propagation(self) -> Propagation | None:
+        """The ``propagate`` parameter read (None: off)."""
+        return parse_propagation(getattr(self, "propagate", False))
 
     def _embed(self, graph: Graph) -> np.ndarray:
         raise NotImplementedError
@@ -47,13 +54,18 @@ class BaselineEmbedding(EmbeddingEstimator):
         ------
         ValueError
             A setting out of range for this graph (e.g. ``dim`` too large), a setting that is
-            not a whole number where one is needed, or an invalid adjacency matrix.
+            not a whole number where one is needed, a bad ``propagate`` setting, or an
+            invalid adjacency matrix.
         InputError
             ``graph`` cannot be read.
         """
         g = self._fit_graph(graph)
+        settings = self._propagation()  # ValueError before the fit if the setting is bad
         start = time.perf_counter()
-        emb = np.ascontiguousarray(self._embed(g), dtype=np.float32)
+        emb = self._embed(g)
+        if settings is not None:
+            emb = propagate_rows(g.adjacency(), emb, settings)
+        emb = np.ascontiguousarray(emb, dtype=np.float32)
         self.fit_seconds_ = time.perf_counter() - start
         self.embedding_ = emb
         self.nodes_ = g.nodes

@@ -80,6 +80,10 @@ class HOPE(BaselineEmbedding):
     random_state : int, optional
         Seed of ARPACK's start vectors: fits are deterministic given a seed (the sign of each
         singular pair included).
+    propagate : bool or str, default False
+        Spectrally propagate the rows after the fit (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`; unit rows): ``True`` (order 10,
+        mu 0.2, theta 0.5) or ``"order=K,mu=M,theta=T"``; ``False``: the rows as fitted.
 
     Attributes
     ----------
@@ -102,12 +106,14 @@ class HOPE(BaselineEmbedding):
         beta_ratio: float = 0.5,
         workers: int | None = None,
         random_state: int | None = None,
+        propagate: bool | str = False,
     ):
         self.dim = dim
         self.beta = beta
         self.beta_ratio = beta_ratio
         self.workers = workers
         self.random_state = random_state
+        self.propagate = propagate
 
     def _embed(self, graph: Graph) -> np.ndarray:
         dim = self._check_dim()

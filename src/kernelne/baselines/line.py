@@ -128,6 +128,10 @@ class LINE(BaselineEmbedding):
         Seed.
     verbose : bool, default False
         Show a progress bar per order.
+    propagate : bool or str, default False
+        Spectrally propagate the rows after the fit (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`; unit rows): ``True`` (order 10,
+        mu 0.2, theta 0.5) or ``"order=K,mu=M,theta=T"``; ``False``: the rows as fitted.
 
     Attributes
     ----------
@@ -151,6 +155,7 @@ class LINE(BaselineEmbedding):
         workers: int | None = None,
         random_state: int | None = None,
         verbose: bool = False,
+        propagate: bool | str = False,
     ):
         self.dim = dim
         self.negatives = negatives
@@ -160,6 +165,7 @@ class LINE(BaselineEmbedding):
         self.verbose = verbose
         self.workers = workers
         self.random_state = random_state
+        self.propagate = propagate
 
     def _embed(self, graph: Graph) -> np.ndarray:
         dim = self._check_dim()

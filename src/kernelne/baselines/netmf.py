@@ -149,6 +149,10 @@ class NetMF(BaselineEmbedding):
         Accepted for a uniform interface; BLAS decides the threads.
     random_state : int, optional
         Seed of the eigen- and SVD solvers.
+    propagate : bool or str, default False
+        Spectrally propagate the rows after the fit (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`; unit rows): ``True`` (order 10,
+        mu 0.2, theta 0.5) or ``"order=K,mu=M,theta=T"``; ``False``: the rows as fitted.
 
     Attributes
     ----------
@@ -173,6 +177,7 @@ class NetMF(BaselineEmbedding):
         svd: str = "arpack",
         workers: int | None = None,
         random_state: int | None = None,
+        propagate: bool | str = False,
     ):
         self.dim = dim
         self.window = window
@@ -183,6 +188,7 @@ class NetMF(BaselineEmbedding):
         self.svd = svd
         self.workers = workers
         self.random_state = random_state
+        self.propagate = propagate
 
     def matrix(self, graph: Graph) -> sp.csr_matrix:
         """The sparse ``log max(M, 1)`` this estimator factorises (sets ``mode_``).

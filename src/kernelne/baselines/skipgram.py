@@ -116,6 +116,10 @@ class DeepWalk(SkipGramWalks):
         ``random_state`` the fit is deterministic.
     random_state : int, optional
         Seed.
+    propagate : bool or str, default False
+        Spectrally propagate the rows after the fit (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`; unit rows): ``True`` (order 10,
+        mu 0.2, theta 0.5) or ``"order=K,mu=M,theta=T"``; ``False``: the rows as fitted.
 
     Attributes
     ----------
@@ -139,6 +143,7 @@ class DeepWalk(SkipGramWalks):
         min_lr: float = 1e-4,
         workers: int | None = None,
         random_state: int | None = None,
+        propagate: bool | str = False,
     ):
         self.dim = dim
         self.walks_per_node = walks_per_node
@@ -150,6 +155,7 @@ class DeepWalk(SkipGramWalks):
         self.min_lr = min_lr
         self.workers = workers
         self.random_state = random_state
+        self.propagate = propagate
 
     def _pq(self) -> tuple[float, float]:
         return 1.0, 1.0
@@ -187,6 +193,10 @@ class Node2Vec(SkipGramWalks):
         Threads for the walks and gensim; None uses all.
     random_state : int, optional
         Seed.
+    propagate : bool or str, default False
+        Spectrally propagate the rows after the fit (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`; unit rows): ``True`` (order 10,
+        mu 0.2, theta 0.5) or ``"order=K,mu=M,theta=T"``; ``False``: the rows as fitted.
 
     Attributes
     ----------
@@ -212,6 +222,7 @@ class Node2Vec(SkipGramWalks):
         min_lr: float = 1e-4,
         workers: int | None = None,
         random_state: int | None = None,
+        propagate: bool | str = False,
     ):
         self.dim = dim
         self.walks_per_node = walks_per_node
@@ -225,6 +236,7 @@ class Node2Vec(SkipGramWalks):
         self.min_lr = min_lr
         self.workers = workers
         self.random_state = random_state
+        self.propagate = propagate
 
     def _pq(self) -> tuple[float, float]:
         return float(self.p), float(self.q)

@@ -102,6 +102,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
             random_state=args.seed, verbose=not args.quiet,
+            propagate=args.propagate or None,  # unset: the method's own default
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
@@ -280,7 +281,8 @@ def _register_embed(sub) -> None:
     add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     embed.add_argument("--method", default="kernelne",
-                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf"],
+                       choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf",
+                                "prone"],
                        help="embedding method (baselines take the shared options: --dim, walk "
                        "options, -p/-q, --epochs, --workers, --seed)")
     embed.add_argument("--model-out", default=None, metavar="MODEL.npz",

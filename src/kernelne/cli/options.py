@@ -23,6 +23,7 @@ from kernelne.model.params import (
     Real,
     Rule,
     Seed,
+    Spectral,
 )
 
 
@@ -51,6 +52,8 @@ def add_param_option(group, row: Param) -> None:
         kwargs["type"] = option_type(rule)
     if cli.metavar is not None:
         kwargs["metavar"] = cli.metavar
+    if cli.const is not None:
+        kwargs.update(nargs="?", const=cli.const)
     group.add_argument(*cli.flags, **kwargs)
 
 
@@ -67,6 +70,8 @@ def option_type(rule: Rule):
         return pool_setting
     if isinstance(rule, Seed):
         return seed_value
+    if isinstance(rule, Spectral):
+        return propagate_setting
     if isinstance(rule, (KernelSpecs, Folder)):
         return None
     raise TypeError(f"no command-line type for {rule!r}")
@@ -93,6 +98,17 @@ def pool_setting(text: str) -> int | str:
             "a walk uses at most walk length x 2 window x k negatives: a larger pool only "
             "costs time)")
     return value
+
+
+def propagate_setting(text: str) -> str:
+    """``--propagate``'s value, checked (kept as text: the estimators read it)."""
+    from kernelne.engine.propagation import parse_propagation
+
+    try:
+        parse_propagation(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("propagate: ")) from None
+    return text
 
 
 def _number(text: str) -> float:
@@ -278,6 +294,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
     if options:
         lines.append("options    " + ", ".join(options))
+    propagation = getattr(model, "propagation_", None)
+    if propagation is not None:
+        lines.append(f"propagated {propagation}: the rows spectrally propagated after training "
+                     "(band-pass filter, thin SVD; health below: the rows as trained)")
     for diverged in getattr(model, "lr_restarts_", []):
         lines.append(f"diverged   at lr {diverged['lr']:g} ({diverged['bad_rows']:,} of "
                      f"{diverged['rows']:,} rows NaN or infinite): restarted with lr "

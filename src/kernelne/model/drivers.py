@@ -4,7 +4,7 @@
 :func:`~kernelne.model.restarts.train_with_restarts`; :func:`fit_partitioned_model` runs
 :func:`kernelne.partitioned.driver.fit_partitioned` and brings its rows back. Both turn the
 rows into a record with :func:`fit_record` (the collapse warnings, ``normalize="auto"``'s
-factor, the setting kept) and set the model's fitted attributes from it.
+factor, the setting kept, the spectral propagation) and set the model's fitted attributes from it.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from kernelne.engine.diagnostics import (
     warn_if_undertrained,
 )
 from kernelne.engine.kernels import Kernel
+from kernelne.engine.propagation import Propagation, parse_propagation, propagate_rows
 from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table
 from kernelne.engine.trainer import keep_probabilities, negative_pool_size
 from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
-from kernelne.model.auto_setting import describe_setting, output_scale, scale_rows
+from kernelne.model.auto_setting import OUTPUT_NORM, describe_setting, output_scale, scale_rows
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.restarts import count_walks, train_with_restarts
 from kernelne.parallel import numba_threads
@@ -91,12 +92,15 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
         warn_if_collapsed(health, mean_degree,
                           ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
                           model.robust)
+    scale = rescale(model, A, B, seed)
+    propagation = parse_propagation(model.propagate)
     return FitRecord(
-        embedding=A, context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
+        embedding=A if propagation is None else propagated(model, g, A, propagation),
+        context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
         kernel_scale=rho, beta_update="simplex" if simplex else "projected",
         walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
-        output_scale=rescale(model, A, B, seed),
-        setting=describe_setting(model, switched_at, bool(checks)),
+        output_scale=scale, setting=describe_setting(model, switched_at, bool(checks)),
+        propagation=propagation,
         health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
         n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
         n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
@@ -114,6 +118,16 @@ def rescale(model: Any, A: np.ndarray, B: np.ndarray, seed: int) -> float:
     scale_rows(A, s)
     scale_rows(B, s)
     return s
+
+
+def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation) -> np.ndarray:
+    """The spectral propagation of the rows ``A`` on ``g``
+    (:func:`~kernelne.engine.propagation.propagate_rows`), brought to the median row norm
+    :data:`~kernelne.model.auto_setting.OUTPUT_NORM` unless ``normalize="none"``."""
+    rows = propagate_rows(g.adjacency(), A, settings)
+    if model.normalize != "none":
+        rows *= np.float32(OUTPUT_NORM)
+    return rows
 
 
 def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, client,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.propagation import parse_propagation
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.graphs.graph import Graph
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
@@ -167,6 +168,16 @@ class KernelNE(EmbeddingEstimator):
         regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
         k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
         with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
+    propagate : bool or str, default False
+        Spectrally propagate ``embedding_`` after training (ProNE's enhancement,
+        :func:`kernelne.engine.propagation.propagate_rows`: a Chebyshev band-pass filter on
+        the normalised Laplacian, then a thin SVD and unit rows, times
+        :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
+        order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off.
+        ``context_embedding_`` stays as trained. A partitioned fit propagates the assembled
+        rows (in memory, ``n x dim`` float32, even with a ``partition_dir``). The propagation
+        is global (every row changes), so :meth:`partial_fit` refuses such a model: refit
+        on the grown graph.
 
     Attributes
     ----------
@@ -177,6 +188,8 @@ class KernelNE(EmbeddingEstimator):
         is that of the rows divided by ``output_scale_``.
     output_scale_ : float
         The factor of ``normalize="auto"`` (1.0 with ``normalize="none"``).
+    propagation_ : Propagation or None
+        The spectral propagation applied to ``embedding_`` (None: none).
     setting_ : dict
         The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
         trained with instead of the estimator's) and ``evidence`` (why).
@@ -313,9 +326,11 @@ class KernelNE(EmbeddingEstimator):
         beta_select: str | Sequence[float] = "train",
         setting: str = "auto",
         normalize: str = "auto",
+        propagate: bool | str = False,
     ):
         self.setting = setting
         self.normalize = normalize
+        self.propagate = propagate
         self.kernel = kernel
         self.sigma = sigma
         self.alpha = alpha
@@ -498,8 +513,8 @@ class KernelNE(EmbeddingEstimator):
         ------
         ValueError
             ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
-            setting that differs from the fitted rows' dimension, or a matrix with fewer
-            columns than the model has nodes.
+            setting that differs from the fitted rows' dimension, a matrix with fewer
+            columns than the model has nodes, or a model fitted with ``propagate``.
 
         Notes
         -----
@@ -520,6 +535,11 @@ class KernelNE(EmbeddingEstimator):
         """
         if not hasattr(self, "walk_counts_"):
             return self.fit(graph, y)
+        if (getattr(self, "propagation_", None) is not None
+                or parse_propagation(getattr(self, "propagate", False)) is not None):
+            raise ValueError("partial_fit adds rows to the rows as trained, but this model's "
+                             "rows are spectrally propagated (propagate, --propagate: every "
+                             "row changes when the graph grows): refit on the grown graph")
         if is_matrix_input(graph):
             shape = getattr(graph, "shape", None) or np.shape(graph)
             m = shape[1] if len(shape) == 2 else 1

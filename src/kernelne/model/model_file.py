@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.kernels import Kernel
+from kernelne.engine.propagation import parse_propagation
 from kernelne.errors import InputError
 from kernelne.graphs.npz import check_member_sizes
 from kernelne.model.fitted import NOT_SET, FitRecord, record_of, set_fitted
@@ -129,6 +130,7 @@ def load_model(path: str | Path, estimator: type) -> Any:
         if "directed" in arrays:
             directed = bool(arrays["directed"])
         model = estimator(**params)
+        propagation = parse_propagation(params.get("propagate", False))  # the rows' record
         kernels = [Kernel(str(kind), float(p)) for kind, p in
                    zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
     except InputError:
@@ -158,5 +160,6 @@ def load_model(path: str | Path, estimator: type) -> Any:
         # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
         output_scale=float(arrays["output_scale"]) if "output_scale" in arrays else 1.0,
         setting=(json.loads(str(arrays["setting"])) if "setting" in arrays
-                 else {"name": "given", "params": {}, "evidence": "an older model file"})))
+                 else {"name": "given", "params": {}, "evidence": "an older model file"}),
+        propagation=propagation))
     return model

@@ -187,6 +187,21 @@ class Weights(Rule):
 
 
 @dataclass(frozen=True)
+class Spectral(Rule):
+    """A spectral propagation setting as
+    :func:`kernelne.engine.propagation.parse_propagation` reads it: ``True``/``False``,
+    ``None``, ``"on"``, ``"off"`` or ``"order=K,mu=M,theta=T"`` (any of the three keys)."""
+
+    def check(self, name: str, value: Any) -> None:
+        from kernelne.engine.propagation import parse_propagation
+
+        try:
+            parse_propagation(value)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("propagate", name, 1)) from None
+
+
+@dataclass(frozen=True)
 class AnyOf(Rule):
     """A value that follows one of ``rules``; ``message``: what the error says it must be."""
 
@@ -217,6 +232,7 @@ class Cli:
     choices: tuple[str, ...] | None = None
     rule: Rule | None = None
     invert: bool = False
+    const: Any = None
 
     @property
     def dest(self) -> str:
@@ -357,6 +373,12 @@ PARAMS: tuple[Param, ...] = (
           Cli(("--normalize",), "auto: rows rescaled by one factor to a median norm of 2.5 "
               "(for logistic regression at C = 1; cosines, neighbours and k-means are "
               "unchanged); none: rows as trained")),
+    Param("propagate", False, Spectral(), "spectral propagation of the final rows",
+          Cli(("--propagate",), "spectrally propagate the final rows (ProNE's enhancement: a "
+              "Chebyshev band-pass filter on the normalised Laplacian, then a thin SVD); "
+              "alone: order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. --propagate "
+              "order=5,theta=1; off: none (with --method prone: its factorisation only); "
+              "works with every --method", "SPEC", const="on")),
 )
 
 #: the rows by parameter name

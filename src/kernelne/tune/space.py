@@ -31,6 +31,11 @@ def _kernelne_space(trial) -> dict[str, Any]:
     return params
 
 
+#: ProNE's band-pass filters searched: its own (``on``: order 10, mu 0.2, theta 0.5), with
+#: the centre moved or the width changed (:func:`kernelne.engine.propagation.parse_propagation`)
+PRONE_FILTERS = ("on", "mu=0.1", "mu=0.5", "theta=0.25", "theta=1")
+
+
 SEARCH_SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "kernelne": _kernelne_space,
     "deepwalk": lambda t: {"window": t.suggest_int("window", 2, 10)},
@@ -39,6 +44,7 @@ SEARCH_SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "line": lambda t: {"samples_per_arc": t.suggest_float("samples_per_arc", 50, 2000, log=True)},
     "hope": lambda t: {"beta_ratio": t.suggest_float("beta_ratio", 0.01, 0.95, log=True)},
     "netmf": lambda t: {"window": t.suggest_int("window", 1, 10)},
+    "prone": lambda t: {"propagate": t.suggest_categorical("propagate", PRONE_FILTERS)},
 }
 
 
@@ -64,6 +70,7 @@ KERNELNE_DEFAULTS: tuple[dict[str, Any], ...] = (
 DEFAULT_CANDIDATES: dict[str, tuple[dict[str, Any], ...]] = {
     "kernelne": KERNELNE_DEFAULTS,
     **{name: ({},) for name in ("deepwalk", "node2vec", "line", "hope", "netmf")},
+    "prone": ({"propagate": "on"},),
 }
 
 
@@ -188,7 +195,8 @@ def check_settings(method: str, params: dict[str, Any], n_nodes: int | None = No
     if method == "hope" and dim // 2 >= n_nodes:
         raise InputError(f"HOPE's dim/2 = {dim // 2} must be smaller than the number of nodes "
                          f"({n_nodes:,}): choose a smaller dim")
-    if method == "netmf" and dim >= n_nodes:
-        raise InputError(f"NetMF's dim = {dim} must be smaller than the number of nodes "
+    if method in ("netmf", "prone") and dim >= n_nodes:
+        name = {"netmf": "NetMF", "prone": "ProNE"}[method]
+        raise InputError(f"{name}'s dim = {dim} must be smaller than the number of nodes "
                          f"({n_nodes:,}): choose a smaller dim")
 

@@ -1,0 +1,78 @@
+"""``--propagate``: the rows of ``embed`` propagated for KernelNE and a baseline, the same
+shape and ids; a bad setting refused while parsing; ``update`` refusing a propagated model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cli_runs import FAST, KARATE
+from cli_runs import run_cli as _run
+
+from kernelne.cli.app import main
+from kernelne.embedding_io import load_embedding
+
+
+@pytest.mark.parametrize("method", [["--method", "kernelne"], ["--method", "deepwalk"]])
+def test_propagate_changes_the_rows_and_keeps_shape_and_ids(tmp_path, capsys, method):
+    plain, spread = tmp_path / "plain.npz", tmp_path / "spread.npz"
+    assert _run(["embed", KARATE, "-o", plain, *FAST, "--seed", "1", *method], capsys)[0] == 0
+    code, err = _run(["embed", KARATE, "-o", spread, *FAST, "--seed", "1", *method,
+                      "--propagate", "order=5,mu=0.3"], capsys)
+    assert code == 0 and "not used" not in err
+    rows, ids = load_embedding(plain)
+    rows2, ids2 = load_embedding(spread)
+    assert rows2.shape == rows.shape and np.array_equal(ids2, ids)
+    assert np.abs(np.abs(rows2) - np.abs(rows)).max() > 0.05
+    if method[1] == "deepwalk":  # the baseline's propagated rows have unit norm
+        np.testing.assert_allclose(np.linalg.norm(rows2, axis=1), 1.0, rtol=1e-5)
+
+
+def test_prone_propagates_by_default_and_off_turns_it_off(tmp_path, capsys):
+    outs = {}
+    for name, extra in (("default", []), ("alone", ["--propagate"]),
+                        ("off", ["--propagate", "off"])):
+        outs[name] = tmp_path / f"{name}.npy"
+        assert _run(["embed", KARATE, "-o", outs[name], "--method", "prone", "--dim", "4",
+                     "--seed", "0", "--quiet", *extra], capsys)[0] == 0
+    rows = {name: np.load(path) for name, path in outs.items()}
+    np.testing.assert_array_equal(rows["alone"], rows["default"])
+    assert np.abs(np.abs(rows["off"]) - np.abs(rows["default"])).max() > 0.05
+
+
+@pytest.mark.parametrize("value, message", [
+    ("order=0", "argument --propagate: order must be a whole number >= 1, got 0"),
+    ("mu=-1", "argument --propagate: mu must be in [0, 2], got -1"),
+    ("theta=x", "argument --propagate: theta must be a number, got 'x'"),
+    ("depth=3", "argument --propagate: 'depth=3' is not order=K, mu=M or theta=T"),
+])
+@pytest.mark.parametrize("method", ["kernelne", "netmf"])
+def test_a_bad_propagate_is_refused_while_parsing(tmp_path, capsys, value, message, method):
+    out = tmp_path / "e.npy"
+    with pytest.raises(SystemExit) as exit_:
+        main(["embed", str(KARATE), "-o", str(out), *FAST, "--method", method,
+              "--propagate", value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_update_refuses_a_propagated_model_in_one_line(tmp_path, capsys):
+    model, out = tmp_path / "m.npz", tmp_path / "u.npy"
+    assert _run(["embed", KARATE, "-o", tmp_path / "e.npy", *FAST, "--propagate",
+                 "--model-out", model], capsys)[0] == 0
+    grown = tmp_path / "grown.txt"
+    grown.write_text(KARATE.read_text() + "\n0 100\n")
+    code, err = _run(["update", model, grown, "-o", out, "--quiet"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--propagate" in err and "refit on the grown graph" in err
+    assert not out.exists()
+
+
+def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
+    fast = [o for o in FAST if o != "--quiet"]
+    assert main(["embed", str(KARATE), "-o", str(tmp_path / "e.npy"), *fast,
+                 "--propagate", "theta=1"]) == 0
+    out = capsys.readouterr().out
+    assert "propagated order=10,mu=0.2,theta=1: the rows spectrally propagated" in out
+    assert main(["embed", str(KARATE), "-o", str(tmp_path / "f.npy"), *fast]) == 0
+    assert "propagated" not in capsys.readouterr().out

@@ -1,0 +1,133 @@
+"""Spectral propagation (ProNE's enhancement): the Chebyshev filter against a dense
+eigendecomposition, the output's form, the settings' parsing and the cost's growth."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernelne.engine.propagation import (
+    Propagation,
+    band_pass,
+    chebyshev_filter,
+    parse_propagation,
+    propagate_rows,
+    with_self_loops,
+)
+
+
+def _ring_with_chords(n: int = 12) -> sp.csr_matrix:
+    rows = [(i, (i + 1) % n) for i in range(n)] + [(0, 6), (2, 9), (3, 7)]
+    a = sp.lil_matrix((n, n))
+    for u, v in rows:
+        a[u, v] = a[v, u] = 1.0
+    a[4, 5] = a[5, 4] = 3.0  # one weighted edge
+    return sp.csr_matrix(a)
+
+
+def _dense_filter(adjacency: sp.csr_matrix, rows: np.ndarray, mu: float, theta: float):
+    """``g(L) R`` through the eigendecomposition of the symmetric form of ``L``."""
+    a_hat = with_self_loops(adjacency).toarray()
+    deg = a_hat.sum(axis=1)
+    s = np.eye(len(deg)) - a_hat / np.sqrt(np.outer(deg, deg))  # D^-1/2 L D^1/2
+    lam, vecs = np.linalg.eigh(s)
+    g = vecs @ np.diag(band_pass(lam, mu, theta)) @ vecs.T
+    return np.diag(deg ** -0.5) @ g @ np.diag(deg ** 0.5) @ rows
+
+
+@pytest.mark.parametrize("mu,theta", [(0.2, 0.5), (1.0, 1.0), (0.0, 0.3)])
+def test_chebyshev_filter_matches_the_eigendecomposition(mu, theta):
+    a = _ring_with_chords()
+    rows = np.random.default_rng(0).standard_normal((a.shape[0], 4))
+    got = chebyshev_filter(a, rows, Propagation(order=10, mu=mu, theta=theta))
+    want = _dense_filter(a, rows, mu, theta)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-7 * np.abs(want).max())
+
+
+def test_low_order_is_only_an_approximation():
+    a = _ring_with_chords()
+    rows = np.random.default_rng(1).standard_normal((a.shape[0], 3))
+    want = _dense_filter(a, rows, 0.2, 2.0)
+    err = [np.abs(chebyshev_filter(a, rows, Propagation(k, 0.2, 2.0)) - want).max()
+           for k in (2, 4, 10)]
+    assert err[0] > err[1] > err[2] and err[0] > 1e-3 and err[2] < 1e-5
+
+
+def test_propagated_rows_are_the_svd_of_the_filtered_rows():
+    a = _ring_with_chords()
+    rows = np.random.default_rng(2).standard_normal((a.shape[0], 5))
+    out = propagate_rows(a, rows)
+    assert out.shape == rows.shape and out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    mixed = with_self_loops(a) @ (rows - chebyshev_filter(a, rows))
+    u, sv, _ = np.linalg.svd(mixed, full_matrices=False)
+    ref = u * np.sqrt(sv)
+    ref /= np.linalg.norm(ref, axis=1, keepdims=True)
+    np.testing.assert_allclose(np.abs(out), np.abs(ref), atol=1e-5)  # up to column signs
+
+
+def test_directed_adjacency_is_symmetrised():
+    a = _ring_with_chords()
+    upper = sp.triu(a).tocsr()
+    rows = np.random.default_rng(3).standard_normal((a.shape[0], 3))
+    np.testing.assert_allclose(chebyshev_filter(upper, rows), chebyshev_filter(a, rows))
+
+
+def test_propagation_changes_rows_and_is_deterministic():
+    a = _ring_with_chords()
+    rows = np.random.default_rng(4).standard_normal((a.shape[0], 3))
+    first, second = propagate_rows(a, rows), propagate_rows(a, rows)
+    assert np.array_equal(first, second)
+    plain = propagate_rows(a, rows, Propagation(order=1))
+    assert np.abs(np.abs(first) - np.abs(plain)).max() > 0.05
+
+
+def test_wrong_row_count_is_refused():
+    with pytest.raises(ValueError, match="rows for a graph of 12 nodes"):
+        propagate_rows(_ring_with_chords(), np.zeros((5, 2)))
+
+
+@pytest.mark.parametrize("spec,want", [
+    (False, None), (None, None), ("off", None), (True, Propagation()),
+    ("default", Propagation()), ("order=5", Propagation(5, 0.2, 0.5)),
+    ("mu=0.5, theta=1", Propagation(10, 0.5, 1.0)), (Propagation(3, 1, 2), Propagation(3, 1, 2)),
+])
+def test_parse_propagation(spec, want):
+    assert parse_propagation(spec) == want
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("order=0", "order must be a whole number"), ("order=2.5", "order must be a whole number"),
+    ("mu=3", "mu must be in"), ("theta=0", "theta must be > 0"), ("theta=nan", "theta"),
+    ("sigma=1", "is not order=K"), ("mu=x", "mu must be a number"), (3, "must be True"),
+])
+def test_parse_propagation_refuses(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_propagation(spec)
+
+
+def _random_graph(n: int, m: int, seed: int) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    a = sp.coo_matrix((np.ones(m), (u, v)), shape=(n, n)).tocsr()
+    return sp.csr_matrix(a + a.T)
+
+
+def test_cost_grows_linearly_in_the_edges():
+    n, d = 20_000, 16
+    rows = np.random.default_rng(5).standard_normal((n, d))
+    times = {}
+    for m in (200_000, 400_000):
+        a = _random_graph(n, m, m)
+        chebyshev_filter(a, rows)  # warm
+        best = []
+        for _ in range(3):
+            t = time.perf_counter()
+            chebyshev_filter(a, rows)
+            best.append(time.perf_counter() - t)
+        times[m] = min(best)
+    ratio = times[400_000] / times[200_000]
+    assert 1.1 < ratio < 3.2, times  # linear: ~2 (rows' dense work keeps it below)
