@@ -16,7 +16,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 from kernelne import KernelNE
-from kernelne.baselines import HOPE, LINE, DeepWalk, NetMF, Node2Vec
+from kernelne.baselines import HOPE, LINE, DeepWalk, NetMF, Node2Vec, ProNE
 from kernelne.engine.diagnostics import DegenerateEmbeddingWarning
 
 WALKS = {"dim": 8, "walks_per_node": 2, "walk_length": 5, "window": 3, "workers": 1,
@@ -29,6 +29,7 @@ ESTIMATORS = [
     LINE(dim=8, samples=2000, workers=1, random_state=0),
     HOPE(dim=2, random_state=0),
     NetMF(dim=2, random_state=0),
+    ProNE(dim=2, random_state=0),
 ]
 
 
