@@ -78,7 +78,14 @@ from kernelne.partitioned.buckets import (
     train_bucket,
 )
 from kernelne.partitioned.locks import partition_folder, remove_folder
-from kernelne.partitioned.plan import check_folder, differences, make_plan, read_json, recorded_seed
+from kernelne.partitioned.plan import (
+    check_folder,
+    check_same_graph,
+    differences,
+    make_plan,
+    read_json,
+    recorded_seed,
+)
 from kernelne.partitioned.rounds import make_rounds, part_masks, rounds_to_make
 from kernelne.partitioned.store import Location, exists, is_remote, load_npy, makedirs, staged
 
@@ -206,6 +213,7 @@ def _open_plan(folder: Location, model, graph, kernels, seed,
     if old is not None:
         if isinstance(old.get("params"), dict):
             old["params"].pop("random_state", None)  # recorded as "seed"
+        check_same_graph(old, plan, folder)
         if old != plan:
             raise InputError("holds a partitioned fit of another graph or other settings "
                              f"({differences(old, plan)} differ); give an empty folder "

@@ -34,7 +34,7 @@ from kernelne.partitioned.store import (
 MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
 LOCK = "kernelne.lock"  # the running fit's pid, host and token
 WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
-PLAN_VERSION = 3
+PLAN_VERSION = 4  # 4: plan.json binds the folder to its graph (graph_digest)
 
 
 @contextmanager

@@ -4,6 +4,7 @@ resumed fit makes of the folder before it trains.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,56 @@ from kernelne.partitioned.blocks import block_path, masks_file, part_size, read_
 from kernelne.partitioned.locks import PLAN_VERSION
 from kernelne.partitioned.store import Location, load_npy, load_npz, npy_header, read_bytes, size
 
+DIGEST_CHUNK = 1 << 22  # values hashed at a time by :func:`graph_digest`
+
+
+def graph_digest(graph) -> str:
+    """A BLAKE2b digest of everything of ``graph`` a partitioned fit's files depend on: the
+    CSR (``indptr`` as int64, ``indices`` as int32, the weights as float32 or their absence)
+    and the node ids, read :data:`DIGEST_CHUNK` values at a time (linear time, no copy of
+    the graph).
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph of the fit.
+
+    Returns
+    -------
+    str
+        The digest in hexadecimal (32 characters).
+    """
+    h = hashlib.blake2b(digest_size=16)
+
+    def add(name: str, values: np.ndarray, dtype) -> None:
+        h.update(f"{name}:{len(values)}:".encode())
+        for lo in range(0, len(values), DIGEST_CHUNK):
+            h.update(np.ascontiguousarray(values[lo:lo + DIGEST_CHUNK], dtype=dtype).data)
+
+    add("indptr", graph.indptr, np.int64)
+    add("indices", graph.indices, np.int32)
+    if graph.weights is None:
+        h.update(b"unweighted:")
+    else:
+        add("weights", graph.weights, np.float32)
+    nodes = np.asarray(graph.nodes)
+    if nodes.dtype.kind in "iub":
+        add("ids", nodes, np.int64)
+    elif nodes.dtype.kind == "f":
+        add("ids", nodes, np.float64)
+    else:  # strings or objects: each id's text, separated
+        h.update(f"ids:{len(nodes)}:".encode())
+        for lo in range(0, len(nodes), 1 << 16):
+            h.update("\0".join(map(str, nodes[lo:lo + (1 << 16)].tolist())).encode("utf-8",
+                     "surrogatepass") + b"\0")
+    return h.hexdigest()
+
 
 def make_plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
     return {
-        "version": PLAN_VERSION, "n": int(graph.n_nodes), "edges": int(len(graph.indices)),
+        "version": PLAN_VERSION,
+        "graph": {"weighted": bool(graph.is_weighted), "digest": graph_digest(graph)},
+        "n": int(graph.n_nodes), "edges": int(len(graph.indices)),
         "indptr_sum": int(graph.indptr.astype(np.int64).sum() % (1 << 61)),
         "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
         "kernels": [str(k) for k in kernels],
@@ -103,6 +150,23 @@ def recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     except (KeyError, TypeError, ValueError):
         raise InputError(f"records no seed: the folder {folder} is damaged; remove it to "
                          "start over", path) from None
+
+
+def check_same_graph(old: dict, plan: dict, folder: Location) -> None:
+    """An :class:`InputError` if the folder's plan ``old`` (of this plan version) records
+    another graph than ``plan``: other edges, weights or node ids, or weights on one side
+    only."""
+    if old.get("version") != plan["version"] or old.get("graph") == plan["graph"]:
+        return
+    was = old.get("graph") if isinstance(old.get("graph"), dict) else {}
+    weighted, now = was.get("weighted"), plan["graph"]["weighted"]
+    if isinstance(weighted, bool) and weighted != now:
+        why = (f"a {'weighted' if weighted else 'unweighted'} graph, and this one is "
+               f"{'weighted' if now else 'unweighted'}")
+    else:
+        why = "its edges, weights or node ids differ from this graph's"
+    raise InputError(f"--partition-dir {folder} holds a fit of another graph ({why}): give "
+                     "an empty folder, or the graph that fit was made of")
 
 
 def differences(old: dict, plan: dict) -> str:

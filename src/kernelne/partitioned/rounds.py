@@ -33,6 +33,7 @@ from numba import njit
 from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
+from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
@@ -60,14 +61,12 @@ def _part_masks(walks, parts):
 
 
 def walk_plan(corpus: WalkCorpus, rounds: int, parts: int) -> dict:
-    """What a folder's round files depend on: the graph (its size and sums of its arrays), the
-    seed, the walk settings, the rounds and the parts."""
+    """What a folder's round files depend on: the graph (its size and
+    :func:`~kernelne.partitioned.plan.graph_digest`), the seed, the walk settings, the rounds
+    and the parts."""
     g = corpus.graph
     plan = {
-        "n": int(g.n_nodes), "edges": int(len(g.indices)),
-        "indptr_sum": int(g.indptr.astype(np.int64).sum() % (1 << 61)),
-        "indices_sum": int(g.indices.astype(np.int64).sum() % (1 << 61)),
-        "weights_sum": None if g.weights is None else float(np.sum(g.weights)),
+        "n": int(g.n_nodes), "edges": int(len(g.indices)), "graph": graph_digest(g),
         "seed": int(corpus.seed), "walks_per_node": corpus.walks_per_node,
         "walk_length": corpus.walk_length, "p": corpus.p, "q": corpus.q,
         "rounds": int(rounds), "parts": int(parts),
