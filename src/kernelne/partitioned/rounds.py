@@ -33,6 +33,7 @@ from numba import njit
 from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
+from kernelne.partitioned.buckets import release_futures
 from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
@@ -252,19 +253,25 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
             "p": corpus.p, "q": corpus.q, "seed": int(corpus.seed), "parts": int(parts),
             "chunk_walks": corpus.chunk_walks}
     token = uuid.uuid4().hex[:12]
-    pending = None
-    for job in [*jobs, None]:
-        submitted = None
-        if job is not None:
-            submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
-        if pending is not None:
-            (r, (lo, hi), files), futures = pending
-            for part in gather(client, futures):
-                counts += part
-            del futures
-            _publish(files, token)
-            advance(hi - lo)
-        pending = submitted
+    pending = submitted = None
+    try:
+        for job in [*jobs, None]:
+            submitted = None
+            if job is not None:
+                submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
+            if pending is not None:
+                (r, (lo, hi), files), futures = pending
+                results = gather(client, futures)
+                release_futures(client, futures)
+                for part in results:
+                    counts += part
+                _publish(files, token)
+                advance(hi - lo)
+            pending = submitted
+    finally:  # a failed or interrupted round: its tasks and the next one's are cancelled
+        for held in (pending, submitted):
+            if held is not None:
+                release_futures(client, held[1])
     shutil.rmtree(graph_dir, ignore_errors=True)
 
 
