@@ -5,6 +5,7 @@ blocks at the end.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import numpy as np
 from kernelne.engine.diagnostics import CHUNK
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
+from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.partitioned.store import (
     Location,
@@ -49,14 +51,28 @@ def write_block(path: Location, array: np.ndarray) -> None:
         write_bytes(path, npy_bytes(array))
         return
     try:
-        with open(path, "r+b") as fh:
+        with _open_no_follow(path, os.O_RDWR) as fh:
             shape, fortran, dtype = read_npy_header(fh)
             if shape == array.shape and dtype == array.dtype and not fortran:
                 array.tofile(fh)
                 return
-    except (OSError, ValueError):
-        pass
-    np.save(path, array)
+    except (OSError, ValueError) as exc:
+        if getattr(exc, "errno", None) == errno.ELOOP:
+            raise _link_error(path) from None
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a new file, never through a link
+        np.save(fh, array)
+
+
+def _open_no_follow(path: Path, flags: int):
+    """``path`` opened as a binary file with ``O_NOFOLLOW``: a symbolic link there is an
+    ``OSError`` (``ELOOP``), not followed out of the folder."""
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    return os.fdopen(fd, "r+b" if flags & os.O_RDWR else "rb")
+
+
+def _link_error(path: Path) -> InputError:
+    return InputError("is a symbolic link: a partitioned fit writes no file through a link "
+                      "(it could point out of the folder); remove the link", path)
 
 
 def read_block(path: Location) -> np.ndarray:

@@ -34,6 +34,14 @@ from kernelne.partitioned.store import (
 MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
 LOCK = "kernelne.lock"  # the running fit's pid, host and token
 WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
+#: fsspec protocols that cannot hold a partitioned fit, and why
+NOT_FOLDERS = {
+    **dict.fromkeys(("http", "https"), "web servers are read only"),
+    **dict.fromkeys(("zip", "tar", "libarchive", "reference", "github", "git"),
+                    "a read-only view of other files"),
+    **dict.fromkeys(("simplecache", "filecache", "blockcache", "cached"),
+                    "a cache serves old copies of files that every step rewrites"),
+}
 PLAN_VERSION = 4  # 4: plan.json binds the folder to its graph (graph_digest)
 
 
@@ -71,6 +79,8 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
     token = None
     try:
         token = take_lock(folder)
+        if not is_remote(folder):
+            refuse_links(folder)
         if not exists(folder / MARKER):
             write_json(folder / MARKER, {"kernelne": "partitioned fit",
                                           "plan_version": PLAN_VERSION})
@@ -90,7 +100,16 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
     here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
     ``plan.json``); a URL (:func:`usable_url`) under the same rules.
     Anything else is one :class:`InputError` naming the folder."""
-    where = location(partition_dir)
+    text = os.fspath(partition_dir)
+    protocol, sep, rest = text.partition("://")
+    if "::" in text:
+        raise InputError(f"--partition-dir {text}: a chained URL (PROTOCOL::URL) is not "
+                         "supported: a caching or archive layer serves old copies of files that "
+                         "every step rewrites; give the store's own URL (s3://bucket/run)")
+    if sep and protocol and os.sep not in protocol and not rest.strip("/"):
+        raise InputError(f"--partition-dir {text}: the URL names no bucket or folder after "
+                         f"{protocol}://: give one (such as {protocol}://bucket/run)")
+    where = location(text)
     if is_remote(where):
         return usable_url(where)
     folder = Path(os.path.abspath(os.path.expanduser(os.fspath(where))))
@@ -116,6 +135,10 @@ def usable_url(url: RemotePath) -> RemotePath:
     """The URL of a partitioned fit's files if its file system can be reached and it holds
     nothing but a partitioned fit's files (as :func:`usable_folder`); otherwise one
     :class:`InputError` naming ``--partition-dir`` and the problem."""
+    if url.protocol in NOT_FOLDERS:
+        raise InputError(f"--partition-dir {url}: {url.protocol}:// cannot hold a partitioned "
+                         f"fit ({NOT_FOLDERS[url.protocol]}): give a local folder or an "
+                         "object store's URL (s3://bucket/run, gs://...)")
     try:
         filesystem(url)
     except ImportError as exc:
@@ -125,6 +148,9 @@ def usable_url(url: RemotePath) -> RemotePath:
     except ValueError as exc:
         raise InputError(f"--partition-dir {url}: unknown protocol {url.protocol}:// ({exc}): "
                          "give a folder or an fsspec URL such as s3://bucket/run") from None
+    except Exception as exc:  # noqa: BLE001 - a file system that connects when made (ftp://)
+        raise InputError(f"--partition-dir {url} cannot be reached ({reason(exc)}): give a "
+                         "URL you can read and write") from None
     try:
         if is_file(url):
             raise InputError(f"--partition-dir {url} names a file, not a folder: give a new or "
@@ -242,6 +268,19 @@ def check_workers_see(client, folder: Location, token: str, temporary: bool = Fa
                     "endpoint (for s3:// the AWS_* variables or ~/.aws)")
         raise InputError(f"the Dask workers cannot see {what} {folder}{hint} "
                          f"({len(failed)} of {len(answers)} workers; {worker}: {why})")
+
+
+def refuse_links(folder: Path) -> None:
+    """An :class:`InputError` naming the first symbolic link inside ``folder`` (the folder
+    itself may be one): whoever can write into a shared folder could otherwise make the fit
+    read or overwrite a file out of it through a link."""
+    for root, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            if path.is_symlink():
+                raise InputError(f"is a symbolic link in the partition folder {folder}: a "
+                                 "partitioned fit follows no link out of its folder; remove "
+                                 "the link", path)
 
 
 def remove_folder(folder: str | Path) -> None:

@@ -1,0 +1,122 @@
+"""What a partition folder may be (audit 5): no chained or read-only URL (B18, B28, B29, B30),
+no URL without a bucket (B19), and no symbolic link inside it followed out of it (H11)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from cli_runs import run_cli
+
+import kernelne.partitioned.blocks as blocks
+import kernelne.partitioned.buckets as buckets
+from kernelne import Graph, KernelNE
+from kernelne.errors import InputError
+from kernelne.graphs.generators import planted_partition_sbm
+
+FAST = ["--dim", "8", "--walks-per-node", "4", "--workers", "1", "--quiet", "--seed", "0",
+        "--partitions", "2", "--rounds", "2"]
+
+
+def small_graph() -> Graph:
+    edges, _ = planted_partition_sbm(150, 600, 3, 0.2, seed=0)
+    return Graph.from_edges(edges[:, 0], edges[:, 1], n_nodes=150)
+
+
+def small_model(folder) -> KernelNE:
+    return KernelNE(random_state=0, workers=1, walks_per_node=4, dim=8, partitions=2, rounds=2,
+                    verbose=False, partition_dir=str(folder))
+
+
+@pytest.fixture
+def edge_file(tmp_path):
+    g = small_graph()
+    src = np.repeat(np.arange(g.n_nodes), np.diff(g.indptr))
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{u} {v}\n" for u, v in zip(src, g.indices, strict=True) if u < v))
+    return path
+
+
+def one_error_line(err: str, *words: str) -> None:
+    assert "Traceback" not in err
+    lines = [line for line in err.strip().splitlines() if line.startswith("kernelne: error:")]
+    assert len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], err
+
+
+@pytest.mark.parametrize("url, words", [
+    ("simplecache::memory://kernelne-b28/run", ["chained URL", "old copies"]),  # B28
+    ("zip://x::{tmp}/z.zip", ["chained URL"]),  # B29
+    ("http://127.0.0.1:1/bkt/h", ["http:// cannot hold a partitioned fit", "read only"]),  # B18
+    ("tar://x", ["tar:// cannot hold a partitioned fit"]),
+    ("ftp://127.0.0.1:1/x", ["ftp://127.0.0.1:1/x cannot be reached"]),  # B30
+    ("s3://", ["names no bucket or folder after s3://"]),  # B19
+    ("memory:///", ["names no bucket or folder after memory://"]),
+])
+def test_a_url_that_cannot_hold_a_fit_is_one_line_before_any_work(tmp_path, edge_file, capsys,
+                                                                  monkeypatch, url, words):
+    monkeypatch.chdir(tmp_path)
+    url = url.format(tmp=tmp_path)
+    out = tmp_path / "e.npy"
+    before = sorted(os.listdir(tmp_path))
+    code, err = run_cli(["embed", edge_file, "-o", out, *FAST, "--partition-dir", url], capsys)
+    assert code == 2
+    one_error_line(err, "--partition-dir", *words)
+    assert sorted(os.listdir(tmp_path)) == before  # no local folder "s3:", no output
+
+
+class Crash(Exception):
+    pass
+
+
+def test_h11_a_symlink_in_a_resumed_folder_is_refused_and_its_target_kept(tmp_path, monkeypatch):
+    g = small_graph()
+    folder = tmp_path / "run"
+    real, calls = buckets.bucket_task, []
+
+    def dies(*args):
+        calls.append(args)
+        if len(calls) > 3:
+            raise Crash
+        return real(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(buckets, "bucket_task", dies)
+        with pytest.raises(Crash):
+            small_model(folder).fit(g)
+    assert json.loads((folder / "progress.json").read_text())["step"] == 1
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious user data\n")
+    block = blocks.block_path(folder, "A", 0, 0)  # written again at step 1 (version 2)
+    block.unlink()
+    block.symlink_to(victim)
+    with pytest.raises(InputError, match=f"^{block}: is a symbolic link in the partition folder"):
+        small_model(folder).fit(g)
+    assert victim.read_text() == "precious user data\n"
+    assert not (folder / "kernelne.lock").exists()
+
+
+@pytest.mark.parametrize("same_shape", [True, False])
+def test_h11_a_block_write_never_follows_a_link_planted_meanwhile(tmp_path, same_shape):
+    victim = tmp_path / "victim.npy"
+    np.save(victim, np.zeros((4, 3) if same_shape else (2, 2), dtype=np.float32))
+    before = victim.read_bytes()
+    (tmp_path / "blocks").mkdir()
+    block = blocks.block_path(tmp_path, "A", 0, 1)
+    block.symlink_to(victim)
+    with pytest.raises(InputError, match="is a symbolic link"):
+        blocks.write_block(block, np.ones((4, 3), dtype=np.float32))
+    assert victim.read_bytes() == before
+
+
+def test_a_new_block_file_is_written_whole(tmp_path):
+    (tmp_path / "blocks").mkdir()
+    block = blocks.block_path(tmp_path, "B", 1, 1)
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    blocks.write_block(block, rows)
+    np.testing.assert_array_equal(np.load(block), rows)
+    blocks.write_block(block, rows + 1)  # in place, same shape
+    np.testing.assert_array_equal(np.load(block), rows + 1)
