@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -244,10 +245,17 @@ def check_workers_see(client, folder: Location, token: str, temporary: bool = Fa
     within :data:`WORKER_CHECK_SECONDS`."""
     lock = str(folder / LOCK)
     deadline = time.monotonic() + WORKER_CHECK_SECONDS
+    warned = False
     while True:
         answers = client.run(worker_sees, lock, token)
         if answers or time.monotonic() > deadline:
             break
+        if not warned:
+            warnings.warn(f"no Dask worker is connected to the scheduler "
+                          f"({client.scheduler.address}) yet: the partitioned fit waits up to "
+                          f"{WORKER_CHECK_SECONDS:.0f} s for one (start `dask worker ADDRESS`)",
+                          stacklevel=2)
+            warned = True
         time.sleep(1.0)
     if not answers:
         raise InputError(f"no Dask worker is connected to the scheduler "
