@@ -120,3 +120,43 @@ def test_a_new_block_file_is_written_whole(tmp_path):
     np.testing.assert_array_equal(np.load(block), rows)
     blocks.write_block(block, rows + 1)  # in place, same shape
     np.testing.assert_array_equal(np.load(block), rows + 1)
+
+
+# --- H12-H16: a progress record edited or damaged --------------------------------------------
+
+
+@pytest.mark.parametrize("edit, words", [
+    ({"step": -5}, ["records step -5, not one of 0..4"]),  # H12
+    ({"step": 13}, ["records step 13, not one of 0..4"]),  # H13
+    ({"step": 10 ** 9}, ["not one of 0..4"]),
+    ({"beta": [float("nan")]}, ["kernel weights (beta)"]),  # H14
+    ({"scale": "x"}, ["records scale 'x', not a positive number"]),  # H15
+    ({"scale": 0}, ["not a positive number"]),
+    ({"losses": "x"}, ["losses that are not finite numbers"]),  # H16
+    ({"pairs": "x"}, ["records pairs 'x', not a count"]),
+    ({"checks": ["x"]}, ["checks that is not a list"]),
+])
+def test_h12_h16_an_edited_progress_record_is_one_line_naming_it(tmp_path, monkeypatch, capsys,
+                                                                 edge_file, edit, words):
+    folder = tmp_path / "run"
+    argv = ["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, "--partition-dir", folder]
+    real, calls = buckets.bucket_task, []
+
+    def dies(*args):
+        calls.append(args)
+        if len(calls) > 3:
+            raise Crash
+        return real(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(buckets, "bucket_task", dies)
+        with pytest.raises(Crash):
+            run_cli(argv, capsys)
+    record = folder / "progress.json"
+    state = json.loads(record.read_text())
+    assert state["step"] == 1
+    state.update(edit)
+    record.write_text(json.dumps(state))
+    code, err = run_cli(argv, capsys)
+    assert code == 2 and not (tmp_path / "e.npy").exists()
+    one_error_line(err, f"{record}: ", "damaged", *words)

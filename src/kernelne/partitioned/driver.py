@@ -80,6 +80,7 @@ from kernelne.partitioned.buckets import (
 from kernelne.partitioned.locks import partition_folder, remove_folder
 from kernelne.partitioned.plan import (
     check_folder,
+    check_progress,
     check_same_graph,
     differences,
     make_plan,
@@ -220,6 +221,8 @@ def _open_plan(folder: Location, model, graph, kernels, seed,
                              "(--partition-dir)", folder)
         if exists(progress_file):
             state = read_json(progress_file, folder)
+            check_progress(state, progress_file, folder,
+                           int(model.epochs) * rounds * parts, len(kernels))
     return seed, corpus, rounds, plan, state
 
 

@@ -143,6 +143,43 @@ def read_json(path: Location, folder: Location) -> dict:
     return data
 
 
+def check_progress(state: dict, path: Location, folder: Location, steps: int,
+                   n_kernels: int) -> None:
+    """The record ``progress.json`` of a fit of ``steps`` steps and ``n_kernels`` kernels
+    checked before a resume uses it: a step in ``0..steps``, counts and losses that are
+    numbers, a positive finite kernel scale, finite kernel weights; otherwise
+    :func:`damaged` naming the file and the first bad entry."""
+    def number(x) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool) and np.isfinite(x)
+
+    def bad(why: str) -> InputError:
+        return damaged(path, folder, f"records {why}")
+
+    step = state["step"]
+    if isinstance(step, bool) or not 0 <= step <= steps:
+        raise bad(f"step {step!r}, not one of 0..{steps}")
+    pairs = state.get("pairs", 0)
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 0:
+        raise bad(f"pairs {str(pairs)[:40]!r}, not a count")
+    losses = state.get("losses", [])
+    if not isinstance(losses, list) or not all(
+            isinstance(x, list) and len(x) == 3 and all(number(v) for v in x) for x in losses):
+        raise bad("losses that are not finite numbers")
+    if "scale" in state and not (number(state["scale"]) and state["scale"] > 0):
+        raise bad(f"scale {str(state['scale'])[:40]!r}, not a positive number")
+    beta = state.get("beta")
+    if beta is not None and not (isinstance(beta, list) and len(beta) == n_kernels
+                                 and all(number(b) for b in beta)):
+        raise bad(f"kernel weights (beta) that are not {n_kernels} finite numbers")
+    for key in ("narrowed", "checks"):
+        looks = state.get(key, [])
+        if not isinstance(looks, list) or not all(
+                isinstance(x, dict) and number(x.get("kernel_scale")) for x in looks):
+            raise bad(f"{key} that is not a list of the robust check's readings")
+    if not isinstance(state.get("simplex", False), bool):
+        raise bad("simplex that is not true or false")
+
+
 def recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
     try:
