@@ -160,3 +160,30 @@ def test_h12_h16_an_edited_progress_record_is_one_line_naming_it(tmp_path, monke
     code, err = run_cli(argv, capsys)
     assert code == 2 and not (tmp_path / "e.npy").exists()
     one_error_line(err, f"{record}: ", "damaged", *words)
+
+
+# --- A48: the lock removed while a fit trains ------------------------------------------------
+
+
+def test_a48_a_fit_whose_lock_is_taken_meanwhile_stops_before_the_next_step(tmp_path,
+                                                                            monkeypatch):
+    g = small_graph()
+    folder = tmp_path / "run"
+    lock = folder / "kernelne.lock"
+    other = {"pid": 1, "host": "elsewhere", "token": "another run"}
+    real, calls = buckets.bucket_task, []
+
+    def second_run_takes_the_folder(*args):
+        calls.append(args)
+        if len(calls) == 3:  # step 1: the lock removed by hand, a second run takes it
+            lock.unlink()
+            lock.write_text(json.dumps(other))
+        return real(*args)
+
+    monkeypatch.setattr(buckets, "bucket_task", second_run_takes_the_folder)
+    with pytest.raises(InputError, match=f"^--partition-dir {folder}: this run's lock .* was "
+                       "removed or replaced while it trained"):
+        small_model(folder).fit(g)
+    assert len(calls) == 4  # step 1's buckets ran; nothing after
+    assert json.loads((folder / "progress.json").read_text())["step"] == 1  # not recorded
+    assert json.loads(lock.read_text()) == other  # the other run's lock is left alone

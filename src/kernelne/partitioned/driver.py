@@ -77,7 +77,7 @@ from kernelne.partitioned.buckets import (
     run_step,
     train_bucket,
 )
-from kernelne.partitioned.locks import partition_folder, remove_folder
+from kernelne.partitioned.locks import check_lock_held, partition_folder, remove_folder
 from kernelne.partitioned.plan import (
     check_folder,
     check_progress,
@@ -312,6 +312,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             first = epoch * corpus.n_walks + bounds[r][0]
             args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
                      settings, threads, keep) for i, j in steps[s]]
+            check_lock_held(folder)
             results = run_step(client, args)
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
@@ -329,6 +330,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             if shell is not None:
                 state.setdefault("checks", []).append(shell)
             if shell is not None and shell["collapsing"]:
+                check_lock_held(folder)
                 state = run.state = _restart(folder, state, shell, n, parts, d, seed,
                                              progress_file)
                 kinds_params, settings = _run_settings(model, kernels, total_centers, seed,
@@ -336,6 +338,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
                 t = 0
                 bar.reset()
                 continue
+            check_lock_held(folder)
             write_json(progress_file, state)
             bar.update(1)
     return run

@@ -43,6 +43,7 @@ NOT_FOLDERS = {
     **dict.fromkeys(("simplecache", "filecache", "blockcache", "cached"),
                     "a cache serves old copies of files that every step rewrites"),
 }
+_HELD: dict[str, str] = {}  # the folders this process holds the lock of, and its tokens
 PLAN_VERSION = 4  # 4: plan.json binds the folder to its graph (graph_digest)
 
 
@@ -80,6 +81,7 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
     token = None
     try:
         token = take_lock(folder)
+        _HELD[str(folder)] = token
         if not is_remote(folder):
             refuse_links(folder)
         if not exists(folder / MARKER):
@@ -91,9 +93,29 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
         done = True
     finally:
         if token is not None:
+            _HELD.pop(str(folder), None)
             release_lock(folder, token)
         if temporary and not done:
             remove_folder(folder)
+
+
+def check_lock_held(folder: Location) -> None:
+    """An :class:`InputError` if the lock this process took on ``folder``
+    (:func:`partition_folder`) was removed or replaced meanwhile: another run may be writing
+    the same files, so the fit stops before it writes or records another step."""
+    token = _HELD.get(str(folder))
+    if token is None:
+        return
+    path = folder / LOCK
+    try:
+        held = json.loads(read_bytes(path).decode("utf-8")).get("token") == token
+    except (OSError, ValueError, AttributeError):
+        held = False
+    if not held:
+        raise InputError(f"--partition-dir {folder}: this run's lock {path} was removed or "
+                         "replaced while it trained, so another run may be writing the same "
+                         "files: stopped before the next step; once no other run uses the "
+                         "folder, remove it and start over")
 
 
 def usable_folder(partition_dir: str | os.PathLike) -> Location:
