@@ -187,3 +187,32 @@ def test_a48_a_fit_whose_lock_is_taken_meanwhile_stops_before_the_next_step(tmp_
     assert len(calls) == 4  # step 1's buckets ran; nothing after
     assert json.loads((folder / "progress.json").read_text())["step"] == 1  # not recorded
     assert json.loads(lock.read_text()) == other  # the other run's lock is left alone
+
+
+# --- A25, B27: temporary folders of killed runs ----------------------------------------------
+
+
+def test_a25_b27_temporary_folders_of_dead_runs_are_removed_by_the_next(tmp_path, monkeypatch,
+                                                                        edge_file, capsys):
+    import subprocess
+    import sys
+    import tempfile
+
+    from kernelne.partitioned import store
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    store.remove_dead_scratch.cache_clear()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = [f"kernelne-parts-{dead}-ab12", f"kernelne-stage-{dead}-x9", f"kernelne-rows-{dead}-q"]
+    kept = [f"kernelne-parts-{os.getpid()}-live", "kernelne-parts-oldstyle", "mine",
+            f"kernelne-other-{dead}-x"]
+    for name in stale + kept:
+        (scratch / name).mkdir()
+        (scratch / name / "blocks.npy").write_bytes(b"x" * 100)
+    code, _ = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST], capsys)
+    assert code == 0
+    assert sorted(os.listdir(scratch)) == sorted(kept)  # the run's own folder removed too
+    store.remove_dead_scratch.cache_clear()

@@ -26,6 +26,7 @@ from kernelne.partitioned.store import (
     npy_bytes,
     read_npy_header,
     read_npy_rows,
+    scratch_folder,
     staged,
     write_bytes,
 )
@@ -189,9 +190,7 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
     """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
     all in memory); for a URL, in a local temporary file that is unlinked once mapped."""
     if is_remote(folder):
-        import tempfile
-
-        scratch = Path(tempfile.mkdtemp(prefix="kernelne-rows-"))
+        scratch = scratch_folder("rows")
         try:
             path = scratch / f"{which}.npy"
             out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, d))

@@ -29,6 +29,7 @@ from kernelne.partitioned.store import (
     names,
     read_bytes,
     remove,
+    scratch_folder,
     write_bytes,
 )
 
@@ -72,9 +73,7 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
     """
     temporary = partition_dir is None
     if temporary:
-        import tempfile
-
-        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-")).resolve()
+        folder = scratch_folder("parts").resolve()
     else:
         folder = usable_folder(partition_dir)
     done = False

@@ -14,6 +14,7 @@ moved. Credentials and endpoints come from the file system's usual configuration
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.outputs import atomic_path
+from kernelne.outputs import atomic_path, pid_alive
 
 #: Protocols whose writes of a whole object are atomic and that have no folders to make.
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
@@ -217,6 +218,54 @@ def create_exclusive(path: Location, data: bytes) -> bool:
     return True
 
 
+#: the kinds of temporary folders a partitioned fit makes: ``kernelne-{kind}-{pid}-*``
+SCRATCH_KINDS = ("parts", "stage", "rows")
+
+
+def scratch_folder(kind: str) -> Path:
+    """A new temporary folder ``kernelne-{kind}-{pid}-*`` in the system's temporary folder;
+    the first one a process makes there removes those left by dead processes
+    (:func:`remove_dead_scratch`).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`SCRATCH_KINDS`.
+
+    Returns
+    -------
+    Path
+        The new, empty folder.
+    """
+    where = tempfile.gettempdir()
+    remove_dead_scratch(where)
+    return Path(tempfile.mkdtemp(prefix=f"kernelne-{kind}-{os.getpid()}-", dir=where))
+
+
+@functools.cache
+def remove_dead_scratch(where: str) -> None:
+    """Remove the temporary folders of :data:`SCRATCH_KINDS` in ``where`` whose process is no
+    longer running on this host (killed by SIGKILL or the OOM killer, which skip every clean-up:
+    a fit's walks and blocks, gigabytes at scale); once per process and folder. A live
+    process' folders, another user's and folders of other names are left alone.
+
+    Parameters
+    ----------
+    where : str
+        The temporary folder looked in.
+    """
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return
+    for entry in entries:
+        for kind in SCRATCH_KINDS:
+            pid, dash, rest = entry.name.removeprefix(f"kernelne-{kind}-").partition("-")
+            if (entry.name.startswith(f"kernelne-{kind}-") and dash and rest and pid.isdigit()
+                    and entry.is_dir(follow_symlinks=False) and not pid_alive(int(pid))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
 @contextmanager
 def staged(path: Location) -> Iterator[Path]:
     """A local temporary file to write; on success it becomes the file at ``path`` whole (a
@@ -225,7 +274,7 @@ def staged(path: Location) -> Iterator[Path]:
         with atomic_path(path) as tmp:
             yield tmp
         return
-    scratch = Path(tempfile.mkdtemp(prefix="kernelne-stage-"))
+    scratch = scratch_folder("stage")
     try:
         tmp = scratch / path.name
         yield tmp
