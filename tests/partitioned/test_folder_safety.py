@@ -216,3 +216,86 @@ def test_a25_b27_temporary_folders_of_dead_runs_are_removed_by_the_next(tmp_path
     assert code == 0
     assert sorted(os.listdir(scratch)) == sorted(kept)  # the run's own folder removed too
     store.remove_dead_scratch.cache_clear()
+
+
+# --- A28, A30, A31, A33: a full disk ---------------------------------------------------------
+
+
+def no_space(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def leftovers(folder) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.name.endswith((".tmp", ".partial"))
+                  or p.name == "kernelne.lock")
+
+
+@pytest.mark.parametrize("where", ["walks", "rows"])
+def test_a30_a33_a_full_disk_under_a_memory_map_is_one_line_not_sigbus(tmp_path, monkeypatch,
+                                                                       edge_file, capsys,
+                                                                       where):
+    """The memory-mapped files (a round's walks, the assembled rows) get their blocks before
+    they are mapped: a full disk is an error there, not a SIGBUS when a page is written."""
+    from kernelne.partitioned import store
+
+    real, calls = os.posix_fallocate, []
+
+    def allocate(fd, offset, length):
+        calls.append(os.readlink(f"/proc/self/fd/{fd}"))
+        if (where == "walks" and "round" in calls[-1]) or (where == "rows" and
+                                                           "/.A.npy." in calls[-1]):
+            no_space()
+        return real(fd, offset, length)
+
+    monkeypatch.setattr(store.os, "posix_fallocate", allocate)
+    folder, out = tmp_path / "run", tmp_path / "e.npy"
+    argv = ["embed", edge_file, "-o", out, *FAST, "--partition-dir", folder]
+    code, err = run_cli(argv, capsys)
+    assert code == 2 and not out.exists()
+    one_error_line(err, "No space left on device")
+    assert leftovers(folder) == []
+    monkeypatch.undo()
+    assert run_cli(argv, capsys)[0] == 0  # the folder is used again
+
+
+def test_a31_a_full_temporary_folder_leaves_nothing(tmp_path, monkeypatch, edge_file, capsys):
+    import tempfile
+
+    from kernelne.partitioned import store
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(store.os, "posix_fallocate", no_space)
+    code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST], capsys)
+    assert code == 2
+    one_error_line(err, "No space left on device")
+    assert os.listdir(scratch) == []
+
+
+def test_a28_a_full_disk_while_a_block_is_written_is_one_line_and_resumes(tmp_path,
+                                                                          monkeypatch,
+                                                                          edge_file, capsys):
+    real = np.save
+
+    def save(file, array, *args, **kwargs):
+        if "blocks" in str(getattr(file, "name", file)) and ".v1.npy" in str(
+                getattr(file, "name", file)):
+            no_space()
+        return real(file, array, *args, **kwargs)
+
+    folder, out = tmp_path / "run", tmp_path / "e.npy"
+    argv = ["embed", edge_file, "-o", out, *FAST, "--partition-dir", folder]
+    with monkeypatch.context() as m:
+        m.setattr(np, "save", save)
+        code, err = run_cli(argv, capsys)
+    assert code == 2 and not out.exists()
+    one_error_line(err, "blocks", "No space left on device")
+    assert leftovers(folder) == []
+    assert run_cli(argv, capsys)[0] == 0
+    clean = tmp_path / "clean.npy"
+    assert run_cli(["embed", edge_file, "-o", clean, *FAST, "--partition-dir",
+                    tmp_path / "clean"], capsys)[0] == 0
+    np.testing.assert_array_equal(np.load(out), np.load(clean))

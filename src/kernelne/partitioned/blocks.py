@@ -20,6 +20,7 @@ from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.partitioned.store import (
     Location,
+    allocated_memmap,
     is_remote,
     load_npy,
     makedirs,
@@ -193,7 +194,7 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
         scratch = scratch_folder("rows")
         try:
             path = scratch / f"{which}.npy"
-            out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, d))
+            out = allocated_memmap(path, np.float32, (n, d))
             for i in range(parts):
                 out[i::parts] = load_npy(block_path(folder, which, i, version))
             out.flush()
@@ -203,7 +204,7 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
             shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
     with atomic_path(path) as tmp:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, d))
+        out = allocated_memmap(tmp, np.float32, (n, d))
         for i in range(parts):
             out[i::parts] = np.load(block_path(folder, which, i, version), mmap_mode="r")
         out.flush()

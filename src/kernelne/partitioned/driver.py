@@ -88,7 +88,15 @@ from kernelne.partitioned.plan import (
     recorded_seed,
 )
 from kernelne.partitioned.rounds import make_rounds, part_masks, rounds_to_make
-from kernelne.partitioned.store import Location, exists, is_remote, load_npy, makedirs, staged
+from kernelne.partitioned.store import (
+    Location,
+    allocated_memmap,
+    exists,
+    is_remote,
+    load_npy,
+    makedirs,
+    staged,
+)
 
 __all__ = ["DEFAULT_ROUNDS", "PartitionedResult", "bucket_task", "fit_partitioned",
            "max_partitions", "max_rounds", "check_partition_settings", "remove_folder",
@@ -412,10 +420,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
             lo, hi = bounds[r]
             walk_file, mask_file = files[r]
             with staged(walk_file) as tmp, staged(mask_file) as mask_tmp:
-                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
-                                                shape=(hi - lo, corpus.walk_length))
-                masks = np.lib.format.open_memmap(mask_tmp, mode="w+", dtype=np.uint64,
-                                                  shape=(hi - lo,))
+                out = allocated_memmap(tmp, np.int32, (hi - lo, corpus.walk_length))
+                masks = allocated_memmap(mask_tmp, np.uint64, (hi - lo,))
                 for a in range(lo, hi, corpus.chunk_walks):
                     b = min(hi, a + corpus.chunk_walks)
                     walks = corpus.chunk(a, b)

@@ -31,11 +31,12 @@ import numpy as np
 from numba import njit
 
 from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
+from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.buckets import release_futures
 from kernelne.partitioned.plan import graph_digest
-from kernelne.partitioned.store import npy_header, read_npy_header
+from kernelne.partitioned.store import allocated_memmap, npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
 TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
@@ -282,7 +283,12 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
     hidden = partial_path(walk_file, token), partial_path(mask_file, token)
     for path, dtype, shape in ((hidden[0], np.int32, (hi - lo, spec["walk_length"])),
                                (hidden[1], np.uint64, (hi - lo,))):
-        allocated = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        try:
+            allocated = allocated_memmap(path, dtype, shape)
+        except OSError as exc:  # a full disk: no file left half-made
+            for made in hidden:
+                made.unlink(missing_ok=True)
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         del allocated
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)
