@@ -74,3 +74,12 @@ def test_c5_a_scheduler_without_workers_says_so_while_waiting(monkeypatch, tmp_p
     assert len([w for w in record if "waits up to" in str(w.message)]) == 1
     assert not (tmp_path / "run" / locks.LOCK).exists()
     assert np.all([not p.name.endswith(".npy") for p in (tmp_path / "run").rglob("*")])
+
+
+def test_h19_the_guide_says_dask_exchanges_pickles_and_whom_to_trust():
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "DISTRIBUTED.md").read_text()
+    trust = guide[guide.index("**Trust only your own cluster.**"):][:600]
+    assert "pickles" in trust and "run any code in the kernelne process" in trust
+    assert "TLS" in trust
