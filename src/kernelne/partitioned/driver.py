@@ -242,7 +242,8 @@ def _prepare(folder: Location, model, graph, corpus: WalkCorpus, rounds: int, se
     resumed_at = int(state["step"])
     if state.get("walks_done"):
         check_folder(folder, rounds, parts, n, d, resumed_at)
-    counts = _make_walks(folder, corpus, rounds, parts, progress, state, client)
+    counts = _make_walks(folder, corpus, rounds, parts, progress, state, client,
+                         plan["graph"]["digest"])
     if "walks_done" not in state:
         make_noise(folder, counts, parts)
         state["walks_done"] = True
@@ -392,11 +393,12 @@ def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: 
 
 
 def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progress: bool,
-                state: dict, client=None) -> np.ndarray:
+                state: dict, client=None, digest: str | None = None) -> np.ndarray:
     """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
     (once; a round already written is kept) and return the unigram counts (one epoch's walks,
     as a plain fit counts them). With ``client`` and a folder (not a URL) the Dask workers make
-    the walks (:func:`kernelne.partitioned.rounds.make_rounds`): the same files and counts."""
+    the walks (:func:`kernelne.partitioned.rounds.make_rounds`): the same files and counts.
+    ``digest``: the graph's, recorded with the rounds (made again if not given)."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
         return load_npy(counts_file)
@@ -407,7 +409,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
              for r in range(rounds)]
     # at a URL the driver makes every round (the workers' tasks write into shared files)
     remote = is_remote(folder)
-    todo = list(range(rounds)) if remote else rounds_to_make(folder, corpus, files, parts, counts)
+    todo = (list(range(rounds)) if remote
+            else rounds_to_make(folder, corpus, files, parts, counts, digest))
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:

@@ -124,7 +124,7 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
     Anything else is one :class:`InputError` naming the folder."""
     text = os.fspath(partition_dir)
     protocol, sep, rest = text.partition("://")
-    if "::" in text:
+    if "::" in text and sep:
         raise InputError(f"--partition-dir {text}: a chained URL (PROTOCOL::URL) is not "
                          "supported: a caching or archive layer serves old copies of files that "
                          "every step rewrites; give the store's own URL (s3://bucket/run)")

@@ -62,13 +62,13 @@ def _part_masks(walks, parts):
     return masks
 
 
-def walk_plan(corpus: WalkCorpus, rounds: int, parts: int) -> dict:
+def walk_plan(corpus: WalkCorpus, rounds: int, parts: int, digest: str | None = None) -> dict:
     """What a folder's round files depend on: the graph (its size and
     :func:`~kernelne.partitioned.plan.graph_digest`), the seed, the walk settings, the rounds
-    and the parts."""
+    and the parts (``digest``: the graph's, if already made)."""
     g = corpus.graph
     plan = {
-        "n": int(g.n_nodes), "edges": int(len(g.indices)), "graph": graph_digest(g),
+        "n": int(g.n_nodes), "edges": int(len(g.indices)), "graph": digest or graph_digest(g),
         "seed": int(corpus.seed), "walks_per_node": corpus.walks_per_node,
         "walk_length": corpus.walk_length, "p": corpus.p, "q": corpus.q,
         "rounds": int(rounds), "parts": int(parts),
@@ -84,7 +84,7 @@ def partial_path(path: Path, token: str) -> Path:
 
 
 def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Path]],
-                   parts: int, counts: np.ndarray) -> list[int]:
+                   parts: int, counts: np.ndarray, digest: str | None = None) -> list[int]:
     """The rounds whose walks are still to be made; the visits of the others (whole files of
     the corpus ``walks/plan.json`` records) are added to ``counts``.
 
@@ -100,6 +100,8 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         The fit's partitions.
     counts : ndarray of int64
         The unigram counts, added to.
+    digest : str, optional
+        The graph's :func:`~kernelne.partitioned.plan.graph_digest`, if already made.
 
     Returns
     -------
@@ -108,7 +110,7 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         its round files are removed and this corpus is recorded.
     """
     walks = folder / "walks"
-    plan = walk_plan(corpus, len(files), parts)
+    plan = walk_plan(corpus, len(files), parts, digest)
     record = walks / "plan.json"
     try:
         old = json.loads(record.read_text(encoding="utf-8"))
