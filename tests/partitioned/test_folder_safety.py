@@ -299,3 +299,45 @@ def test_a28_a_full_disk_while_a_block_is_written_is_one_line_and_resumes(tmp_pa
     assert run_cli(["embed", edge_file, "-o", clean, *FAST, "--partition-dir",
                     tmp_path / "clean"], capsys)[0] == 0
     np.testing.assert_array_equal(np.load(out), np.load(clean))
+
+
+# --- A5, A6, A15: folders and files a partitioned fit did not make ---------------------------
+
+
+@pytest.mark.parametrize("plan", ['{"experiment": 3}', "not json"])
+def test_a5_a6_a_plan_json_of_something_else_is_a_folder_of_other_files(tmp_path, edge_file,
+                                                                        capsys, plan):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "plan.json").write_text(plan)
+    (folder / "data.csv").write_text("1,2\n")
+    code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST, "--partition-dir",
+                         folder], capsys)
+    assert code == 2
+    one_error_line(err, "holds files a partitioned fit did not make (data.csv, plan.json)")
+    assert "damaged" not in err and "differ" not in err
+    assert sorted(os.listdir(folder)) == ["data.csv", "plan.json"]  # no marker left
+
+
+def test_a15_a_damaged_noise_file_is_named_without_numpys_advice(tmp_path, monkeypatch):
+    g = small_graph()
+    folder = tmp_path / "run"
+    real, calls = buckets.bucket_task, []
+
+    def dies(*args):
+        calls.append(args)
+        if len(calls) > 3:
+            raise Crash
+        return real(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(buckets, "bucket_task", dies)
+        with pytest.raises(Crash):
+            small_model(folder).fit(g)
+    noise = folder / "noise" / "noise1.npz"
+    noise.write_text("junk\n")
+    with pytest.raises(InputError) as err:
+        small_model(folder).fit(g)
+    message = str(err.value)
+    assert message.startswith(f"{noise}: cannot be read (not an array file of numbers")
+    assert "allow_pickle" not in message and "damaged" in message

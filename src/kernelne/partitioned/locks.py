@@ -119,9 +119,9 @@ def check_lock_held(folder: Location) -> None:
 
 def usable_folder(partition_dir: str | os.PathLike) -> Location:
     """``partition_dir`` as an absolute folder that exists and can be written: absent (made
-    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
-    ``plan.json``); a URL (:func:`usable_url`) under the same rules.
-    Anything else is one :class:`InputError` naming the folder."""
+    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, or :data:`LOCK` if
+    the fit was stopped before it wrote the marker); a URL (:func:`usable_url`) under the
+    same rules. Anything else is one :class:`InputError` naming the folder."""
     text = os.fspath(partition_dir)
     protocol, sep, rest = text.partition("://")
     if "::" in text and sep:
@@ -140,7 +140,7 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
                          "folder", folder)
     try:
         entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+        if entries and not {MARKER, LOCK} & set(entries):
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise InputError(f"--partition-dir holds files a partitioned fit did not make "
                              f"({shown}): give a new or empty folder", folder)
@@ -178,7 +178,7 @@ def usable_url(url: RemotePath) -> RemotePath:
             raise InputError(f"--partition-dir {url} names a file, not a folder: give a new or "
                              "empty folder")
         entries = names(url)
-        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+        if entries and not {MARKER, LOCK} & set(entries):
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise InputError(f"--partition-dir {url} holds files a partitioned fit did not "
                              f"make ({shown}): give a new or empty folder")

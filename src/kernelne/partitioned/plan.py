@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -90,14 +89,17 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
     for r in range(rounds):
         for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
             _check_npy(folder / name, folder)
-    try:
-        load_npy(folder / "walks" / "counts.npy")
-        for j in range(parts):
-            z = load_npz(folder / "noise" / f"noise{j}.npz")
-            Noise(z["prob"], z["alias"])
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
-        raise damaged(Path(getattr(exc, "filename", None) or folder), folder,
-                      f"cannot be read ({exc})") from None
+    def noise(path: Location) -> None:
+        z = load_npz(path)
+        Noise(z["prob"], z["alias"])
+
+    reads = [(folder / "walks" / "counts.npy", load_npy)]
+    reads += [(folder / "noise" / f"noise{j}.npz", noise) for j in range(parts)]
+    for path, read in reads:
+        try:
+            read(path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
+            raise damaged(path, folder, f"cannot be read ({unreadable(exc)})") from None
     if version == 0:
         return
     for which in "AB":
@@ -113,6 +115,15 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
             if not np.isfinite(block).all():
                 raise damaged(path, folder, "holds NaN or infinite values (a damaged file, or "
                               "a fit that diverged: then start over with a smaller --lr)")
+
+
+def unreadable(exc: BaseException) -> str:
+    """Why a file of the folder cannot be read, in a few words: numpy's advice to load a
+    file of pickled objects unsafely is not passed on."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if "pickle" in text:
+        return "not an array file of numbers: it holds pickled objects, which are never loaded"
+    return text
 
 
 def _check_npy(path: Location, folder: Location) -> None:
