@@ -89,3 +89,48 @@ def test_a_step_that_fails_leaves_no_future_held(client, monkeypatch):
     with pytest.raises(RuntimeError, match="bucket failed"):
         model().fit(sbm_graph(150, 600, 0), client=client)
     assert not client.futures
+
+
+_LOSE = {"cluster": None, "calls": 0}
+_REAL_TASK = buckets.bucket_task
+
+
+def scheduler_dies_at_the_third_bucket(*args):
+    """A bucket task under which, at step 1, the scheduler of ``_LOSE["cluster"]`` goes away."""
+    import threading
+    import time
+
+    _LOSE["calls"] += 1
+    if _LOSE["calls"] == 3:
+        cluster = _LOSE["cluster"]
+        threading.Timer(0.2, lambda: cluster.sync(cluster.scheduler.close)).start()
+        time.sleep(3)
+    return _REAL_TASK(*args)
+
+
+def test_c13_a_scheduler_lost_mid_step_is_one_error_and_the_folder_resumes(monkeypatch,
+                                                                          tmp_path):
+    import json
+
+    from kernelne.errors import TrainingError
+
+    g = sbm_graph(150, 600, 0)
+    folder = tmp_path / "run"
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    _LOSE.update(cluster=cluster, calls=0)
+    monkeypatch.setattr(buckets, "bucket_task", scheduler_dies_at_the_third_bucket)
+    try:
+        with distributed.Client(cluster) as c, \
+                pytest.raises(TrainingError, match="the Dask scheduler .* was lost during step "
+                              "1 .*resumes from the last recorded step"):
+            model(partition_dir=str(folder)).fit(g, client=c)
+    finally:
+        _LOSE["cluster"] = None
+        cluster.close()
+    assert json.loads((folder / "progress.json").read_text())["step"] == 1
+    assert not (folder / "kernelne.lock").exists()
+    monkeypatch.undo()
+    resumed = model(partition_dir=str(folder)).fit(g)
+    assert resumed.partition_run_.resumed_at_step == 1
+    np.testing.assert_array_equal(resumed.embedding_, model().fit(g).embedding_)

@@ -33,6 +33,7 @@ from kernelne.engine.trainer import (
     prefetch_rows,
     thread_buffers,
 )
+from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
@@ -325,12 +326,22 @@ def run_step(client, args: list[tuple]) -> list[dict[str, Any]]:
     (:func:`release_futures`)."""
     if client is None:
         return [bucket_task(*a) for a in args]
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
     token = uuid.uuid4().hex[:16]
     futures = [client.submit(bucket_task, *a, pure=False,
                              key=f"kernelne-bucket-{a[1]}-{a[2]}-{a[3]}-{token}")
                for a in args]
     try:
         return gather_watching_workers(client, futures)
+    except (CancelledError, CommClosedError) as exc:  # not a bucket's own error
+        address = getattr(getattr(client, "scheduler", None), "address", "?")
+        raise TrainingError(
+            f"the Dask scheduler {address} was lost during step {args[0][1]} "
+            f"({type(exc).__name__}): that step was not recorded; with --partition-dir the "
+            "same command resumes from the last recorded step once a scheduler is back") from None
     finally:
         release_futures(client, futures)
 
