@@ -341,3 +341,41 @@ def test_a15_a_damaged_noise_file_is_named_without_numpys_advice(tmp_path, monke
     message = str(err.value)
     assert message.startswith(f"{noise}: cannot be read (not an array file of numbers")
     assert "allow_pickle" not in message and "damaged" in message
+
+
+# --- B8: the store at a URL stops answering --------------------------------------------------
+
+
+def lost_connection() -> Exception:
+    try:
+        from botocore.exceptions import EndpointConnectionError
+    except ImportError:
+        return ConnectionRefusedError(111, "Connection refused")
+    return EndpointConnectionError(endpoint_url="http://127.0.0.1:1/bkt/run/progress.json")
+
+
+def test_b8_a_store_that_stops_answering_is_one_line_and_the_fit_resumes(monkeypatch):
+    import uuid
+
+    from kernelne.errors import TrainingError
+
+    g = small_graph()
+    url = f"memory://kernelne-b8-{uuid.uuid4().hex}/run"
+    real, calls = blocks.write_bytes, []
+
+    def gone_after_step_1(path, data):
+        calls.append(str(path))
+        if str(path).endswith("progress.json") and calls.count(str(path)) == 3:
+            raise lost_connection()  # the write recording step 2
+        return real(path, data)
+
+    with monkeypatch.context() as m:
+        m.setattr(blocks, "write_bytes", gone_after_step_1)
+        with pytest.raises(TrainingError, match=f"^--partition-dir {url} stopped answering "
+                           "during the fit .*resumes from the last recorded step"):
+            small_model(url).fit(g)
+    resumed = small_model(url).fit(g)
+    assert resumed.partition_run_.resumed_at_step == 1
+    clean = KernelNE(random_state=0, workers=1, walks_per_node=4, dim=8, partitions=2, rounds=2,
+                     verbose=False).fit(g)
+    np.testing.assert_array_equal(resumed.embedding_, clean.embedding_)

@@ -60,7 +60,7 @@ from kernelne.engine.trainer import (
     train_settings,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
-from kernelne.errors import InputError
+from kernelne.errors import InputError, TrainingError
 from kernelne.partitioned.blocks import (
     BlockRows,
     assemble,
@@ -77,7 +77,12 @@ from kernelne.partitioned.buckets import (
     run_step,
     train_bucket,
 )
-from kernelne.partitioned.locks import check_lock_held, partition_folder, remove_folder
+from kernelne.partitioned.locks import (
+    check_lock_held,
+    partition_folder,
+    reason,
+    remove_folder,
+)
 from kernelne.partitioned.plan import (
     check_folder,
     check_progress,
@@ -96,6 +101,7 @@ from kernelne.partitioned.store import (
     load_npy,
     makedirs,
     staged,
+    unreachable,
 )
 
 __all__ = ["DEFAULT_ROUNDS", "PartitionedResult", "bucket_task", "fit_partitioned",
@@ -147,7 +153,15 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     and, with a client, checked to be the same folder on every worker before any work."""
     check_partition_settings(model, graph.n_nodes)
     with partition_folder(model.partition_dir, client) as folder:
-        return _fit_in(folder, model, graph, kernels, seed, client, progress)
+        try:
+            return _fit_in(folder, model, graph, kernels, seed, client, progress)
+        except Exception as exc:
+            if not (is_remote(folder) and unreachable(exc)):
+                raise
+            raise TrainingError(
+                f"--partition-dir {folder} stopped answering during the fit ({reason(exc)}): "
+                "the same command resumes from the last recorded step once the store answers "
+                "again (if its lock is left, the message says how to remove it)") from None
 
 
 def max_partitions(n_nodes: int) -> int:

@@ -241,7 +241,7 @@ def release_lock(folder: Location, token: str) -> None:
     try:
         if json.loads(read_bytes(path).decode("utf-8")).get("token") == token:
             remove(path)
-    except (OSError, ValueError, AttributeError):
+    except Exception:  # noqa: BLE001 - unreadable, or a store that no longer answers
         pass
 
 

@@ -81,6 +81,37 @@ def location(spec: str | os.PathLike) -> Location:
     return RemotePath(text.rstrip("/"))
 
 
+#: the errors of the HTTP clients under fsspec's stores that say the server is not answering
+CONNECTION_ERRORS = frozenset({"EndpointConnectionError", "ConnectTimeoutError",
+                               "ConnectionClosedError", "ReadTimeoutError",
+                               "ClientConnectorError", "ServerDisconnectedError",
+                               "ClientOSError", "ServerTimeoutError"})
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says that a URL's store stopped
+    answering: a connection error of the OS, or of botocore or aiohttp by name.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception a store's call raised.
+
+    Returns
+    -------
+    bool
+        True for a lost connection, False for any other error.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ConnectionError | TimeoutError) or any(
+                cls.__name__ in CONNECTION_ERRORS for cls in type(exc).__mro__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def is_remote(path: Location) -> bool:
     """Whether ``path`` is reached through fsspec (not a local folder)."""
     return isinstance(path, RemotePath)
