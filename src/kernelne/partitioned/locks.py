@@ -108,7 +108,7 @@ def check_lock_held(folder: Location) -> None:
     path = folder / LOCK
     try:
         held = json.loads(read_bytes(path).decode("utf-8")).get("token") == token
-    except (OSError, ValueError, AttributeError):
+    except (FileNotFoundError, ValueError, AttributeError):  # a store not answering: raised
         held = False
     if not held:
         raise InputError(f"--partition-dir {folder}: this run's lock {path} was removed or "
