@@ -165,3 +165,75 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, result
+
+
+KERNELNE_METHODS = ["fit", "transform", "fit_transform", "partial_fit", "save", "load",
+                    "save_model", "load_model", "get_feature_names_out", "kernel_dictionary",
+                    "effective_kernels", "effective_kernels_of", "simplex_weights"]
+
+
+@pytest.mark.parametrize("name", KERNELNE_METHODS)
+def test_each_public_method_of_kernelne_has_an_example(name):
+    doc = inspect.getdoc(getattr(kernelne.KernelNE, name)) or ""
+    assert re.search(r"^Examples\n-{3,}\n", doc, re.MULTILINE), name
+    assert ">>> " in doc.split("Examples", 1)[1], name
+
+
+@pytest.mark.parametrize("module", ["kernelne.model.kernelne", "kernelne.model.estimator",
+                                    "kernelne.graphs.datasets", "kernelne.evaluation.splits"])
+def test_the_estimators_examples_run(module, tmp_path, monkeypatch):
+    """The examples of the estimator's methods run as written (they write files: in an empty
+    folder)."""
+    import doctest
+    import importlib
+
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testmod(importlib.import_module(module),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result
+
+
+def documented_raises(doc: str) -> set[str]:
+    """The exception names of a numpydoc ``Raises`` section (last dotted part)."""
+    match = re.search(r"^Raises\n-{3,}\n(.*?)(?:\n\n\S[^\n]*\n-{3,}|\Z)", doc, re.S | re.M)
+    if not match:
+        return set()
+    return {line.split(".")[-1].strip() for line in match.group(1).splitlines()
+            if line and not line[0].isspace()}
+
+
+def test_documented_raises_of_kernelne_are_what_it_raises(tmp_path):
+    """Each public method called the documented failing way raises the documented type."""
+    import numpy as np
+    from sklearn.exceptions import NotFittedError
+
+    from kernelne import KernelNE, load_dataset
+    from kernelne.errors import InputError
+
+    karate = load_dataset("karate").graph
+    small = {"dim": 4, "walks_per_node": 2, "walk_length": 5, "workers": 1, "random_state": 0}
+    fitted = KernelNE(**small).fit(karate)
+    bad_file = tmp_path / "bad.txt"
+    bad_file.write_text("not an embedding\n")
+    cases = {  # method: (documented exception, the failing call)
+        "fit": (ValueError, lambda: KernelNE(dim=0).fit(karate)),
+        "fit ": (InputError, lambda: KernelNE(**small).fit(tmp_path / "missing.edges")),
+        "transform": (NotFittedError, lambda: KernelNE().transform()),
+        "transform ": (ValueError, lambda: fitted.transform(np.ones((2, 3)))),
+        "fit_transform": (InputError, lambda: KernelNE().fit_transform(tmp_path / "no")),
+        "partial_fit": (ValueError, lambda: fitted.partial_fit(karate, touched_rate=2.0)),
+        "save": (NotFittedError, lambda: KernelNE().save(tmp_path / "e.npy")),
+        "load": (InputError, lambda: KernelNE.load(bad_file)),
+        "save_model": (NotFittedError, lambda: KernelNE().save_model(tmp_path / "m.npz")),
+        "load_model": (InputError, lambda: KernelNE.load_model(bad_file)),
+        "get_feature_names_out": (NotFittedError, lambda: KernelNE().get_feature_names_out()),
+        "kernel_dictionary": (ValueError, lambda: KernelNE(kernel="cosine").kernel_dictionary()),
+        "effective_kernels": (AttributeError, lambda: KernelNE().effective_kernels()),
+    }
+    for key, (exc, call) in cases.items():
+        name = key.strip()
+        assert exc.__name__ in documented_raises(inspect.getdoc(getattr(KernelNE, name))), key
+        with pytest.raises(exc):
+            call()
+    assert not (tmp_path / "m.npz").exists() and not (tmp_path / "e.npy").exists()

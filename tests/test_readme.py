@@ -18,7 +18,7 @@ def test_readme_python_snippet_runs(monkeypatch, tmp_path, data_dir):
     monkeypatch.chdir(tmp_path)  # the snippet writes emb.txt and emb.npy
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    assert namespace["X"].shape == (34, 128)
+    assert namespace["X"].shape == (34, 128)  # the shipped karate club
     assert (tmp_path / "emb.txt").exists() and (tmp_path / "emb.npy").exists()
 
 

@@ -20,6 +20,7 @@ from kernelne.graphs.datasets import (
 )
 
 SEVEN = {"citeseer", "cora", "dblp", "astroph", "hepth", "facebook", "gnutella"}
+SHIPPED = SEVEN | {"karate"}  # the paper's seven and the examples' karate club
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def no_env(monkeypatch):
 def test_packaged_files_match_the_manifest(no_env):
     folder = packaged_data_dir()
     manifest = load_manifest()
-    assert set(manifest) == SEVEN
+    assert set(manifest) == SHIPPED
     listed = {"MANIFEST.json", "README.md"}
     for info in manifest.values():
         assert info["source"]["url"].startswith("https://") and info["transformation"]
@@ -44,7 +45,7 @@ def test_packaged_files_match_the_manifest(no_env):
     assert sum((folder / f).stat().st_size for f in listed) < 2_000_000
 
 
-@pytest.mark.parametrize("name", sorted(SEVEN))
+@pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_each_network_loads_with_the_manifest_statistics(no_env, name):
     ds = load_dataset(name)
     info = ds.info
@@ -77,18 +78,54 @@ def test_cli_datasets(no_env, capsys, tmp_path, monkeypatch):
     assert main(["datasets"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:5] == ["name", "nodes", "edges", "labels", "components"]
-    rows = {line.split()[0]: line.split() for line in lines[1:8]}
-    assert set(rows) == SEVEN
+    rows = {line.split()[0]: line.split() for line in lines[1:9]}
+    assert set(rows) == SHIPPED
     assert rows["cora"][1:5] == ["2,708", "5,278", "7", "78"]
     assert rows["dblp"][1:6] == ["27,199", "66,832", "4", "(multi)", "2,115"]
     assert rows["facebook"][1:5] == ["4,039", "88,234", "-", "1"]
     assert "citeseer.mat (GTmac/HARP)" in " ".join(rows["citeseer"])
-    assert lines[8].startswith(f"folder: {packaged_data_dir()}")
+    assert rows["karate"][1:5] == ["34", "78", "2", "1"]
+    assert lines[9].startswith(f"folder: {packaged_data_dir()}")
     assert main(["datasets", "--path"]) == 0
     assert capsys.readouterr().out.strip() == str(packaged_data_dir())
     monkeypatch.setenv("KERNELNE_DATA", str(tmp_path))
     assert main(["datasets"]) == 2
     assert "not a data folder" in capsys.readouterr().err
+
+
+def test_karate_is_the_examples_graph(no_env, capsys, tmp_path, monkeypatch):
+    """``datasets --copy karate`` writes the edge list and labels every example reads."""
+    import networkx as nx
+
+    from kernelne.graphs.datasets import copy_dataset, dataset_file
+
+    karate = load_dataset("karate")
+    club = {"Mr. Hi": 0, "Officer": 1}
+    reference = nx.karate_club_graph()
+    assert {tuple(e) for e in karate.graph.edges().tolist()} == {
+        tuple(sorted(e)) for e in reference.edges()}
+    assert karate.labels.toarray().argmax(axis=1).tolist() == [
+        club[reference.nodes[n]["club"]] for n in range(34)]
+    monkeypatch.chdir(tmp_path)
+    assert main(["datasets", "--copy", "karate"]) == 0
+    assert capsys.readouterr().out.split() == ["wrote", "karate.edgelist", "wrote",
+                                               "karate.labels"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.edgelist", "karate.labels"]
+    edges = (tmp_path / "karate.edgelist").read_text().splitlines()
+    assert len(edges) == 78 and edges[0] == "0 1"
+    assert len((tmp_path / "karate.labels").read_text().splitlines()) == 34
+    assert main(["datasets", "--path", "karate"]) == 0
+    assert capsys.readouterr().out.strip() == str(dataset_file("karate"))
+    assert dataset_file("karate", kind="labels").name == "karate.labels.gz"
+    assert main(["datasets", "--copy", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown dataset 'nope'" in err
+    assert main(["datasets", "--path", "hepth"]) == 0  # unlabelled: --copy writes edges only
+    assert copy_dataset("hepth", tmp_path) == [tmp_path / "hepth.edgelist"]
+    with pytest.raises(InputError, match="no labels file"):
+        dataset_file("hepth", kind="labels")
+    with pytest.raises(InputError, match="not a folder"):
+        copy_dataset("karate", tmp_path / "missing")
 
 
 def test_source_tree_does_not_point_into_shared():

@@ -77,11 +77,11 @@ def test_loglik_simplex_weights_with_shared_negatives_at_the_default_lr(karate):
     ([5000.0, 0.0, 5000.0, 5000.0, 1.0], [1.0, 0.0]),  # unshifted: inf / inf
 ])
 def test_the_simplex_step_stays_on_the_simplex(gbeta, expected):
-    from kernelne.engine.trainer import _beta_step
+    from kernelne.engine.trainer import beta_step
 
     beta = np.array([0.5, 0.5, 0.0, 1e-30, 0.0], dtype=np.float32)
     gbeta = np.array(gbeta, dtype=np.float32)
-    _beta_step(beta, gbeta, np.float32(0.5), np.float32(0.01), np.float32(1.0), True)
+    beta_step(beta, gbeta, np.float32(0.5), np.float32(0.01), np.float32(1.0), True)
     assert np.isfinite(beta).all() and beta.sum() == pytest.approx(1, abs=1e-6)
     assert beta[2] == 0 and beta[4] == 0 and (gbeta == 0).all()  # a zero weight stays 0
     assert beta[:2] == pytest.approx(expected, abs=1e-6)

@@ -99,11 +99,9 @@ def test_unfitted_transform_and_save_raise_not_fitted(cls, tmp_path):
     assert not (tmp_path / "e.npy").exists()
 
 
-def test_unfitted_save_model_and_partial_fit_raise_not_fitted(tmp_path):
+def test_unfitted_save_model_raises_not_fitted(tmp_path):
     with pytest.raises(NotFittedError, match="fit"):
         KernelNE().save_model(tmp_path / "m.npz")
-    with pytest.raises(NotFittedError, match="fit"):
-        KernelNE().partial_fit(ring_adjacency())
     assert list(tmp_path.iterdir()) == []
 
 

@@ -187,10 +187,10 @@ def test_simplex_step_sets_a_vanishing_weight_to_zero_not_subnormal(g1):
     """A weight the mirror-descent step drives below 1e-30 (here to about 1e-40, float32's
     subnormal range, where every multiplication takes the CPU's slow path) is set to 0; the
     others are renormalised."""
-    from kernelne.engine.trainer import _beta_step
+    from kernelne.engine.trainer import beta_step
 
     beta = np.array([0.5, 0.5], F32)
     gbeta = np.array([0.0, g1], F32)
-    _beta_step(beta, gbeta, F32(1.0), F32(0.0), F32(1.0), True)
+    beta_step(beta, gbeta, F32(1.0), F32(0.0), F32(1.0), True)
     assert beta[1] == 0.0 and beta[0] == 1.0
     assert not np.any((beta > 0) & (beta < np.finfo(F32).tiny))

@@ -1,17 +1,19 @@
 """scikit-learn's estimator checks on KernelNE and the baselines (small, fast settings).
 
 The input ``X`` is a graph (tags: pairwise, sparse, non-negative), so the checks feed square
-non-negative adjacency matrices. The expected failures are the checks a graph embedding cannot
-pass by design; each has its reason.
+non-negative adjacency matrices. Every check passes: no expected failure is declared, so
+``check_estimator(KernelNE(...))`` returns as a user runs it.
 """
 
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 from kernelne import KernelNE
 from kernelne.baselines import HOPE, LINE, DeepWalk, NetMF, Node2Vec
@@ -29,25 +31,6 @@ ESTIMATORS = [
     NetMF(dim=2, random_state=0),
 ]
 
-# why a graph embedding cannot satisfy these checks
-GRAPH_EMBEDDING = {
-    "check_methods_sample_order_invariance":
-        "transform returns the fitted graph's rows; reordered samples are another graph",
-    "check_methods_subset_invariance":
-        "transform returns the fitted graph's rows; a subset of samples is another graph",
-    "check_fit_idempotent":
-        "transform cannot embed new samples (a test set's rows against the fitted nodes)",
-}
-
-
-def expected_failures(estimator) -> dict[str, str]:
-    """The checks ``estimator`` is expected to fail, with the reason."""
-    failures = dict(GRAPH_EMBEDDING)
-    if isinstance(estimator, KernelNE):
-        failures["check_n_features_in_after_fitting"] = (
-            "partial_fit adds a grown graph's new nodes to a fitted model; it does not start one")
-    return failures
-
 
 @pytest.fixture(autouse=True)
 def quiet_degenerate():
@@ -56,9 +39,72 @@ def quiet_degenerate():
         yield
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_check_estimator_returns_as_a_user_runs_it():
+    """``check_estimator(KernelNE(...))`` as a user types it, with scikit-learn's defaults
+    (``on_fail="raise"``, nothing expected to fail): it returns, and every check ran and
+    passed or was skipped by scikit-learn."""
+    results = check_estimator(KernelNE(**WALKS))
+    assert len(results) > 40
+    assert {r["status"] for r in results} <= {"passed", "skipped"}
+    assert not any(r["expected_to_fail"] for r in results)
+
+
+def test_set_output_pandas_gives_named_columns():
+    pd = pytest.importorskip("pandas")
+    from kernelne import load_dataset
+
+    karate = load_dataset("karate").graph
+    model = KernelNE(**WALKS)
+    with pytest.raises(NotFittedError):
+        model.get_feature_names_out()
+    model.set_output(transform="pandas").fit(karate)
+    names = model.get_feature_names_out()
+    assert names.tolist() == [f"kernelne{i}" for i in range(8)]
+    frame = model.transform()
+    assert isinstance(frame, pd.DataFrame) and frame.columns.tolist() == names.tolist()
+    np.testing.assert_array_equal(frame.to_numpy(), model.embedding_)
+    assert isinstance(model.fit_transform(karate), pd.DataFrame)
+    assert isinstance(model.set_output(transform="default").transform(), np.ndarray)
+    assert DeepWalk(**WALKS).fit(karate).get_feature_names_out()[0] == "deepwalk0"
+
+
+def test_transform_finds_fitted_rows_and_embeds_new_ones():
+    rng = np.random.default_rng(0)
+    A = (rng.random((30, 30)) < 0.2).astype(float)
+    A = np.triu(A, 1) + np.triu(A, 1).T
+    model = KernelNE(**WALKS).fit(A)
+    assert model.transform(A) is model.embedding_
+    order = rng.permutation(30)
+    np.testing.assert_array_equal(model.transform(A[order]), model.embedding_[order])
+    np.testing.assert_array_equal(model.transform(A[:5]), model.embedding_[:5])
+    new = np.zeros((2, 30))
+    new[0, [1, 4]] = [1.0, 3.0]  # a new node: the weighted mean of its neighbours
+    expected = (model.embedding_[1] + 3 * model.embedding_[4]) / 4
+    out = model.transform(new)
+    np.testing.assert_allclose(out[0], expected, rtol=1e-6)
+    np.testing.assert_array_equal(out[1], 0)  # no edge: zeros
+    with pytest.raises(ValueError, match="X has 3 features, but KernelNE is expecting 30"):
+        model.transform(A[:, :3])
+    # fitted from a graph object: the n x n matrix gives the fitted rows, as before
+    from kernelne import load_graph
+
+    graph_model = KernelNE(**WALKS).fit(load_graph(A))
+    assert graph_model.transform(A) is graph_model.embedding_
+
+
+def test_partial_fit_on_an_unfitted_model_fits_and_checks_columns():
+    rng = np.random.default_rng(1)
+    A = (rng.random((20, 20)) < 0.3).astype(float)
+    A = np.triu(A, 1) + np.triu(A, 1).T
+    first = KernelNE(**WALKS).partial_fit(A)
+    np.testing.assert_array_equal(first.embedding_, KernelNE(**WALKS).fit(A).embedding_)
+    with pytest.raises(ValueError, match="X has 1 features, but KernelNE is expecting 20"):
+        first.partial_fit(A[:, [1]])
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)

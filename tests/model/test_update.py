@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
 
 from kernelne import Graph, InputError, KernelNE
 from kernelne.cli.app import main
@@ -115,12 +114,13 @@ def test_partial_fit_refuses_a_graph_without_most_model_nodes(grown, tmp_path):
         fitted_copy(base, tmp_path).partial_fit(other)
 
 
-def test_partial_fit_refuses_another_dim_and_unfitted_models(grown, tmp_path):
+def test_partial_fit_refuses_another_dim_and_starts_unfitted_models(grown, tmp_path):
     graph, _, _, base = grown
     with pytest.raises(ValueError, match="dimension 16 but its dim setting is 8"):
         fitted_copy(base, tmp_path).set_params(dim=8).partial_fit(graph)
-    with pytest.raises(NotFittedError, match="fit"):
-        KernelNE().partial_fit(graph)
+    # an unfitted model: partial_fit starts it, as fit does (scikit-learn's convention)
+    fresh = KernelNE(dim=8, walks_per_node=2, walk_length=5, workers=1, random_state=0)
+    assert fresh.partial_fit(graph).embedding_.shape == (graph.n_nodes, 8)
 
 
 # ---- partial_fit: what it learns ------------------------------------------------------------

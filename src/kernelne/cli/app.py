@@ -248,7 +248,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 FIRST_COMMANDS = ["kernelne demo",
-                  "kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
+                  "kernelne datasets --copy karate",
+                  "kernelne embed karate.edgelist -o karate.npy --seed 0",
                   "kernelne embed --help"]
 
 
@@ -273,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _register_embed(sub) -> None:
     embed = add_command(sub, "embed", help="learn node embeddings of a graph",
                         description="Learn node embeddings of a graph and write them.",
-                        example="kernelne embed examples/karate.edgelist -o karate.npy --seed 0")
+                        example=["kernelne datasets --copy karate",
+                                 "kernelne embed karate.edgelist -o karate.npy --seed 0"])
     embed.add_argument("input", metavar="GRAPH",
                        help="edge list (.txt/.csv/.gz, 'u v [w]' per line), .mat or .npz")
     embed.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -297,9 +299,10 @@ def _register_update(sub) -> None:
         description="Load a model saved by `embed --model-out`, read the grown graph (old "
         "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
         "frozen; write the embedding of the whole graph.",
-        example=["kernelne embed examples/karate.edgelist -o karate.npy --model-out "
+        example=["kernelne datasets --copy karate",
+                 "kernelne embed karate.edgelist -o karate.npy --model-out "
                  "karate.model.npz --seed 0",
-                 "kernelne update karate.model.npz examples/karate.edgelist -o karate2.npy"])
+                 "kernelne update karate.model.npz karate.edgelist -o karate2.npy"])
     update.add_argument("model", metavar="MODEL.npz",
                         help="model file written by `kernelne embed --model-out`")
     update.add_argument("input", metavar="GRAPH",
@@ -325,7 +328,8 @@ def _register_convert(sub) -> None:
         sub, "convert", help="write a graph in the binary .npz format (fast to load)",
         description="Read a graph (edge list, .mat, ...) once and write it as .npz, which "
         "every command reads in a fraction of the time.",
-        example="kernelne convert examples/karate.edgelist -o karate.npz")
+        example=["kernelne datasets --copy karate",
+                 "kernelne convert karate.edgelist -o karate.npz"])
     convert.add_argument("input", metavar="GRAPH", help="edge list (.txt/.csv/.gz) or .mat")
     convert.add_argument("legacy_output", nargs="?", default=None, help=argparse.SUPPRESS)
     convert.add_argument("-o", "--output", default=None, metavar="FILE.npz",

@@ -5,13 +5,23 @@ from __future__ import annotations
 import argparse
 
 from kernelne.cli.grammar import add_command
-from kernelne.graphs.datasets import DATA_ENV, describe_datasets, find_data_dir
+from kernelne.graphs.datasets import (
+    DATA_ENV,
+    copy_dataset,
+    dataset_file,
+    describe_datasets,
+    find_data_dir,
+)
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     folder = find_data_dir(args.data_dir)
-    if args.path:
-        print(folder)
+    if args.copy:
+        for path in copy_dataset(args.copy, args.out_dir, folder):
+            print(f"wrote {path}")
+        return 0
+    if args.path is not None:
+        print(dataset_file(args.path, folder) if args.path else folder)
         return 0
     rows = describe_datasets(folder)
     header = ["name", "nodes", "edges", "labels", "components", "source"]
@@ -33,13 +43,22 @@ def register(subparsers) -> None:
     """Add ``datasets`` to the ``kernelne`` CLI."""
     p = add_command(
         subparsers, "datasets",
-        help="list the networks of the data folder (the paper's seven, shipped)",
-        example="kernelne datasets",
+        help="list the networks of the data folder (the paper's seven and karate, shipped)",
+        example=["kernelne datasets", "kernelne datasets --copy karate",
+                 "kernelne datasets --path karate"],
         description="List the networks of the data folder with their statistics: by default "
-        f"the paper's seven networks shipped with the package (or ${DATA_ENV} if set).")
+        "the paper's seven networks and the karate club of the examples, shipped with the "
+        f"package (or ${DATA_ENV} if set). --copy writes one as plain text into the current "
+        "folder (NAME.edgelist, NAME.labels), the input of the examples of every command.")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
                    "packaged networks)")
-    p.add_argument("--path", action="store_true",
-                   help="print the data folder's path only (e.g. $(kernelne datasets --path))")
+    p.add_argument("--path", nargs="?", const="", default=None, metavar="NAME",
+                   help="print the data folder's path only, or with NAME the path of "
+                   "NAME.edges.gz (e.g. kernelne embed $(kernelne datasets --path karate))")
+    p.add_argument("--copy", metavar="NAME",
+                   help="write network NAME as NAME.edgelist and NAME.labels (if labelled) "
+                   "into --out-dir")
+    p.add_argument("--out-dir", metavar="DIR", default=".",
+                   help="folder for --copy (default: the current folder)")
     p.set_defaults(func=cmd_datasets)

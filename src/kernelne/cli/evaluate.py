@@ -99,6 +99,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
             select_C=SELECT_CS if args.select_C else None, missing=args.missing,
+            progress=not args.no_progress and sys.stderr.isatty(),
         )
         table = part if table is None else table + part
     emit(table, args)
@@ -167,9 +168,9 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 
 CLASSIFY_EXAMPLE = [
-    "kernelne embed $(kernelne datasets --path)/cora.edges.gz -o cora.npy --seed 0",
-    "kernelne evaluate classify cora.npy $(kernelne datasets --path)/cora.labels.gz "
-    "--ratios 0.1 0.5 --repeats 5"]
+    "kernelne datasets --copy karate",
+    "kernelne embed karate.edgelist -o karate.npy --seed 0",
+    "kernelne evaluate classify karate.npy karate.labels --ratios 0.5 --repeats 5"]
 
 
 def register(subparsers) -> None:
@@ -220,6 +221,9 @@ def _register_classify(tasks) -> None:
                           "counted in the output)")
     classify.add_argument("--jobs", type=job_count, default=-1, metavar="N",
                           help="parallel jobs (-1 = all cores; capped at the work)")
+    classify.add_argument("--no-progress", action="store_true",
+                          help="no progress bar (there is none either when stderr is not a "
+                          "terminal)")
     add_common(classify)
     classify.set_defaults(func=cmd_classify)
 
@@ -230,7 +234,8 @@ def _register_linkpred(tasks) -> None:
         description="Link prediction: L2 logistic regression on edge features of the split's "
         "training pairs, ROC-AUC and average precision on its test pairs. The embedding "
         "should be learned on SPLIT_DIR/residual.edgelist.",
-        example=["kernelne split examples/karate.edgelist --out-dir karate-split --seed 0",
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0",
                  "kernelne embed karate-split/residual.edgelist -o karate-res.npy --seed 0",
                  "kernelne evaluate linkpred karate-res.npy karate-split"])
     linkpred.add_argument("embedding", metavar="EMBEDDING",
@@ -257,7 +262,8 @@ def _register_heuristics(tasks) -> None:
         description="Common neighbours, Jaccard, Adamic-Adar, preferential attachment and "
         "truncated Katz, computed on the split's residual graph only, scored (ROC-AUC, AP) on "
         "its test pairs: the bar an embedding should clear.",
-        example=["kernelne split examples/karate.edgelist --out-dir karate-split --seed 0",
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0",
                  "kernelne evaluate heuristics karate-split"])
     heuristics.add_argument("split_dir", metavar="SPLIT_DIR",
                             help="folder written by `kernelne split`")
@@ -270,7 +276,8 @@ def _register_split(subparsers) -> None:
         subparsers, "split", help="make a link-prediction split of a graph",
         description="Hold out a fraction of the largest component's edges (residual kept "
         "connected) and sample as many non-edges; save to a folder with the residual edge list.",
-        example="kernelne split examples/karate.edgelist --out-dir karate-split --seed 0")
+        example=["kernelne datasets --copy karate",
+                 "kernelne split karate.edgelist --out-dir karate-split --seed 0"])
     split.add_argument("graph", metavar="GRAPH",
                        help="edge list (.txt/.csv/.gz, 'u v' per line) or .mat")
     out = split.add_mutually_exclusive_group(required=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
 from kernelne.errors import InputError
@@ -17,7 +18,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         check_image_suffix(args.output)
     check_output_path(args.output, [args.embedding, args.labels])
     out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
-                         sample=args.sample, seed=args.seed, notes=True)
+                         sample=args.sample, seed=args.seed, notes=True,
+                         progress=not args.no_progress and sys.stderr.isatty())
     print(f"wrote {out}")
     return 0
 
@@ -29,8 +31,10 @@ def register(sub) -> None:
                     "it, coloured by each node's (first) label: an image, or an .html page "
                     "to zoom and hover (node id and label), self-contained and offline (needs "
                     "plotly: pip install 'kernelne[plot]').",
-                    example=["kernelne embed examples/karate.edgelist -o karate.npy --seed 0",
-                             "kernelne plot karate.npy -o karate.png --projection tsne"])
+                    example=["kernelne datasets --copy karate",
+                             "kernelne embed karate.edgelist -o karate.npy --seed 0",
+                             "kernelne plot karate.npy -o karate.png --projection tsne "
+                             "--labels karate.labels"])
     p.add_argument("embedding", metavar="EMBEDDING",
                    help="embedding file (word2vec text, .npy, .npz or .parquet)")
     p.add_argument("--labels", default=None, metavar="FILE",
@@ -44,4 +48,7 @@ def register(sub) -> None:
                    help="at most this many points")
     p.add_argument("--seed", type=seed_value, default=0, metavar="N",
                    help="seed of sampling and projection")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no elapsed-time line during t-SNE or UMAP (there is none either when "
+                   "stderr is not a terminal)")
     p.set_defaults(func=cmd_plot)

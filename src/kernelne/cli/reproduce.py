@@ -61,7 +61,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     invocation.update(info)
                     execute(grid, Data(data_dir, cache), cache, dask=bool(args.scheduler),
                             jobs=args.jobs, workers=args.workers,
-                            progress=not args.no_progress, log=log, stats=stats)
+                            progress=not args.no_progress and sys.stderr.isatty(), log=log,
+                            stats=stats)
         except KeyboardInterrupt:
             invocation["interrupted"] = True
             raise

@@ -147,9 +147,12 @@ def register(sub) -> None:
         "labels), refit the best on the whole graph and write its embedding. A trial whose "
         "fit fails (diverged, out of memory, a refused combination) is recorded as failed "
         "with its reason and the search goes on.",
-        example=["kernelne tune graph.edges --labels graph.labels --holdout 0.3 "
-                 "--search-walks 10 -o best.npy --report-dir tune-report",
-                 "kernelne tune split/residual.edges --fix loss=squared --trials 30 "
+        example=["kernelne datasets --copy karate",
+                 "kernelne tune karate.edgelist --labels karate.labels --holdout 0.3 "
+                 "--trials 4 --search-walks 5 -o best.npy --report-dir tune-report",
+                 "kernelne split karate.edgelist --out-dir karate-split --test-fraction 0.2 "
+                 "--seed 0",
+                 "kernelne tune karate-split/residual.edgelist --fix loss=squared --trials 4 "
                  "-o best.txt"])
     p.add_argument("graph", help="graph file (the training graph, e.g. a split's residual)")
     p.add_argument("-o", "--output", required=True,

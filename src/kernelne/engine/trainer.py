@@ -51,6 +51,9 @@ only.
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numba
@@ -62,13 +65,13 @@ from kernelne.engine.prefetch import prefetch_row
 from kernelne.engine.sampling import alias_draw, rand_below, rand_float, stream_state
 
 _ZERO = np.float32(0.0)
-_ONE = np.float32(1.0)
+ONE = np.float32(1.0)
 #: a simplex weight below this is set to 0 (a smaller one is subnormal or near it, and
 #: every kernel evaluation it enters then takes the CPU's slow path)
 _BETA_FLOOR = np.float32(1e-30)
 _TWO = np.float32(2.0)
-_NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
-_CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
+NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from the walks'
+CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
 LOSSES = ("squared", "loglik")
 POOL_SIZE = 128  # negative_pool="auto": the pool's size Q on graphs of POOL_FROM_NODES nodes
 POOL_FROM_NODES = 100_000  # from here B (n x 128 x 4 bytes >= 51 MB) no longer fits in cache
@@ -223,14 +226,14 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho, loglik
     g = err
     if loglik:
         kc = min(max(k, LOGLIK_MIN), LOGLIK_MAX)
-        g = _HALF / kc if y > _HALF else -_HALF / (_ONE - kc)
+        g = _HALF / kc if y > _HALF else -_HALF / (ONE - kc)
     e = lr * _TWO * g  # minus the loss' derivative in k, times lr
     if linear:  # grad_a k = b, grad_b k = a
         ca, cb, da, db = _ZERO, e, e, _ZERO
     else:  # grad_a k = 2 rho f'(rho s) (a - b), grad_b k = 2 rho f'(rho s) (b - a)
         h = e * _TWO * rho * dk
         ca, cb, da, db = h, -h, -h, h
-    keep = _ONE - lr_reg + db
+    keep = ONE - lr_reg + db
     for t in range(d):
         at = a[t]
         bt = b[t]
@@ -243,11 +246,11 @@ def _term(a, b, neu, y, lr, lr_reg, linear, kinds, params, beta, kv, rho, loglik
 def _scale_step(neu, keep, r):
     """Scale the center's step ``a <- keep a + neu`` by the rate ``r``: ``neu <- r neu`` and
     return ``1 + r (keep - 1)`` (``r = 0``: ``neu`` cleared, the step is the identity)."""
-    if r == _ONE:
+    if r == ONE:
         return keep
     for t in range(neu.shape[0]):
         neu[t] = r * neu[t] if r != _ZERO else _ZERO
-    return _ONE + r * (keep - _ONE)
+    return ONE + r * (keep - ONE)
 
 
 @njit(inline="always", fastmath=True)
@@ -300,6 +303,45 @@ def train_walks(
     if losses is not None:
         losses += block_losses.sum(axis=0)
     return pairs
+
+
+@dataclass
+class StageClock:
+    """Seconds of a run spent waiting for walks (made while training, or the caller's work
+    between chunks) and training them."""
+
+    walks: float = 0.0
+    training: float = 0.0
+
+
+def train_chunks(
+    chunks: Callable[[], Iterable[tuple[int, np.ndarray]]], n_walks: int, epochs: int,
+    A: np.ndarray, B: np.ndarray, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
+    rates: np.ndarray | None = None, keep: np.ndarray | None = None,
+    clock: StageClock | None = None,
+) -> Iterator[tuple[np.ndarray, int, np.ndarray]]:
+    """The chunk loop of every in-memory run (a fit's runs, ``partial_fit``).
+
+    For each epoch ``e`` and each ``(first, walks)`` of ``chunks()`` (a fresh iterator of the
+    epoch's chunks, ``first`` the index of the chunk's first walk among ``n_walks``), one
+    :func:`train_walks` over the chunk at walk index ``e * n_walks + first``, then yields
+    ``(walks, pairs, losses)``: the chunk, its trained pairs and its summed positive and
+    negative squared errors (an array reused by the next chunk). ``clock``, if given, adds the
+    seconds spent between chunks (walks made, the caller's work) and in training.
+    """
+    losses = np.zeros(2)
+    clock = StageClock() if clock is None else clock
+    for epoch in range(epochs):
+        before = time.perf_counter()
+        for first, walks in chunks():
+            losses[:] = 0
+            started = time.perf_counter()
+            clock.walks += started - before
+            pairs = train_walks(walks, epoch * n_walks + first, A, B, kernel, noise, settings,
+                                losses, rates, keep)
+            before = time.perf_counter()
+            clock.training += before - started
+            yield walks, pairs, losses
 
 
 @njit(inline="always")
@@ -394,11 +436,11 @@ def _train_blocks(walks, first_walk, A, B, kernel, noise, cfg, n_blocks, block_l
 @njit(inline="always")
 def _neg_stream(cfg, walk_id):
     """The generator of walk ``walk_id``'s negatives (and pool)."""
-    return stream_state(cfg.seed ^ _NEG_STREAM, np.uint64(walk_id))
+    return stream_state(cfg.seed ^ NEG_STREAM, np.uint64(walk_id))
 
 
 @njit(inline="always", fastmath=True)
-def _beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
+def beta_step(beta, gbeta, lr, beta_reg, weight, simplex):
     """One step on the kernel weights from the accumulated ``gbeta = sum_terms (y - k) k_j``
     (then reset): projected, ``beta_j <- max(0, beta_j + lr (2 gbeta_j - weight lambda_beta
     beta_j))``, or mirror descent on the simplex. ``weight``: pairs the step stands for."""
@@ -447,7 +489,7 @@ def _draw_negatives(state, negs, ahead, noise, B):
 
 
 @njit(inline="always", fastmath=True)
-def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss, loglik):
+def pair_step(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta, loss, loglik):
     """The k + 1 terms of the pair (``a``, context row ``B[u]``) with negatives ``negs`` (rows
     of ``B``), then the center's step ``a <- (1 - lr lambda + ca) a + neu``. Adds the positive
     and negative squared errors to ``loss[0]``, ``loss[1]``; accumulates ``gbeta``.
@@ -457,7 +499,7 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
     for k in range(negs.shape[0] + 1):
         if k == 0:
             row = B[u]
-            y = _ONE
+            y = ONE
         else:
             row = B[negs[k - 1]]
             y = _ZERO
@@ -470,7 +512,7 @@ def _pair(a, B, u, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
         if learn_beta:
             for j in range(kv.shape[0]):
                 gbeta[j] += g * kv[j]
-    keep = _ONE - lr_reg + ca
+    keep = ONE - lr_reg + ca
     for t in range(a.shape[0]):
         a[t] = keep * a[t] + neu[t]
         neu[t] = _ZERO
@@ -519,10 +561,10 @@ def _train_walk(
     n = length
     while n > 0 and walk[n - 1] < 0:
         n -= 1
-    ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(walk_id))
+    ctx = stream_state(cfg.seed ^ CTX_STREAM, np.uint64(walk_id))
     seq = walk
     if keep.shape[0] > 0:
-        ctx, n = _subsample(walk, n, keep, ctx, kept)
+        ctx, n = subsample_walk(walk, n, keep, ctx, kept)
         seq = kept
     center_index = walk_id * length
     n_next = pool_next.shape[0]
@@ -533,7 +575,7 @@ def _train_walk(
         lr = np.float32(max(cfg.lr * frac, cfg.min_lr))
         lr_reg = lr * reg
         a = A[seq[pos]]
-        ctx, b = _center_window(ctx, window, cfg.window_shrink)
+        ctx, b = center_window(ctx, window, cfg.window_shrink)
         lo = max(0, pos - b)
         hi = min(n, pos + b + 1)
         if cfg.shared_negatives:
@@ -549,7 +591,7 @@ def _train_walk(
                 if c == pos:
                     continue
                 err, ca_k, g = _term(
-                    a, B[seq[c]], neu, _ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho,
+                    a, B[seq[c]], neu, ONE, lr, lr_reg, linear, kinds, params, beta, kv, rho,
                     loglik,
                 )
                 ca += ca_k
@@ -571,12 +613,12 @@ def _train_walk(
                     wg = w * g if loglik else we  # squared: g is err (kept as one product)
                     for j in range(m):
                         gbeta[j] += wg * kv[j]
-            keep = _ONE - w * lr_reg + ca
+            keep = ONE - w * lr_reg + ca
             for t in range(d):
                 a[t] = keep * a[t] + neu[t]
                 neu[t] = _ZERO
             if learn_beta:
-                _beta_step(beta, gbeta, lr, beta_reg, w, beta_simplex)
+                beta_step(beta, gbeta, lr, beta_reg, w, beta_simplex)
             continue
         for c in range(lo, hi):
             if c == pos:
@@ -589,14 +631,14 @@ def _train_walk(
                 fetched = prefetch_rows(B, pool_next, fetched,
                                         min(n_next, count * n_next // planned))
             if not masked:
-                _pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
+                pair_step(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear, kernel,
                       learn_beta, pair_loss, loglik)
             else:
                 _masked_pair(a, B, np.int64(seq[c]), negs, neu, kv, gbeta, lr, lr_reg, linear,
                              kernel, learn_beta, pair_loss, rates, rates[seq[pos]], scratch,
                              loglik)
             if learn_beta:  # one step per pair, as for the rows
-                _beta_step(beta, gbeta, lr, beta_reg, _ONE, beta_simplex)
+                beta_step(beta, gbeta, lr, beta_reg, ONE, beta_simplex)
     prefetch_rows(B, pool_next, fetched, n_next)
     loss[0] += pair_loss[0]
     loss[1] += pair_loss[1]
@@ -613,7 +655,7 @@ def _window_pairs(n, window):
 
 
 @njit(inline="always")
-def _subsample(walk, n, keep, ctx, out):
+def subsample_walk(walk, n, keep, ctx, out):
     """word2vec's subsampling: copy to ``out`` the occurrences among ``walk[:n]`` that are
     kept (each with probability ``keep[v]``, one draw of the stream ``ctx`` per occurrence).
     Returns ``(ctx, number kept)``."""
@@ -627,7 +669,7 @@ def _subsample(walk, n, keep, ctx, out):
 
 
 @njit(inline="always")
-def _center_window(ctx, window, shrink):
+def center_window(ctx, window, shrink):
     """A center's window: ``window``, or with ``shrink`` (word2vec's shrinking window) a
     draw uniform in ``1..window`` from the stream ``ctx``, so that a context at distance ``j``
     is used with probability ``(window - j + 1) / window``. Returns ``(ctx, window)``."""
@@ -640,18 +682,18 @@ def _center_window(ctx, window, shrink):
 @njit(inline="always", fastmath=True)
 def _masked_pair(a, B, u_pos, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, learn_beta,
                  loss, rates, rate_a, scratch, loglik):
-    """:func:`_pair` with per-row rates: each row takes ``rate`` times its step, a frozen row
+    """:func:`pair_step` with per-row rates: each row takes ``rate`` times its step, a frozen row
     (rate 0) is never written, a term between two frozen rows is skipped."""
     rho = kernel.scale[0]
     ca = _ZERO
     for k in range(negs.shape[0] + 1):
         if k == 0:
             u = u_pos
-            y = _ONE
+            y = ONE
         else:
             u = negs[k - 1]
             y = _ZERO
-        if rates[u] != _ONE:  # step a copy, keep a fraction of it
+        if rates[u] != ONE:  # step a copy, keep a fraction of it
             if rates[u] == _ZERO and rate_a == _ZERO:
                 continue  # two frozen rows: nothing to learn
             scratch[:] = B[u]
@@ -667,7 +709,7 @@ def _masked_pair(a, B, u_pos, negs, neu, kv, gbeta, lr, lr_reg, linear, kernel, 
         if learn_beta:
             for j in range(kv.shape[0]):
                 gbeta[j] += g * kv[j]
-    keep = _scale_step(neu, _ONE - lr_reg + ca, rate_a)  # a frozen center is not written
+    keep = _scale_step(neu, ONE - lr_reg + ca, rate_a)  # a frozen center is not written
     if rate_a != _ZERO:
         for t in range(a.shape[0]):
             a[t] = keep * a[t] + neu[t]

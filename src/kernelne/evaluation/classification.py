@@ -13,6 +13,7 @@ only. Unlabelled nodes are left out.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.model_selection import KFold
 from sklearn.multiclass import OneVsRestClassifier
+from tqdm.auto import tqdm
 
 from kernelne.errors import InputError
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
@@ -255,6 +257,7 @@ def evaluate_node_classification(
     dataset: str = "",
     select_C: Sequence[float] | None = None,
     missing: str = "error",
+    progress: bool = False,
 ) -> ResultTable:
     """Micro-/Macro-F1 (mean, std over ``repeats``) of ``embedding`` at each training ratio.
 
@@ -300,6 +303,8 @@ def evaluate_node_classification(
         What to do with labelled nodes the embedding lacks (e.g. isolated nodes of a graph
         read from an edge list): ``"error"`` names them and stops; ``"skip"`` leaves them out,
         and the result's ``skipped`` attribute holds their ids.
+    progress : bool, default False
+        Show a progress bar of the splits on stderr.
 
     Returns
     -------
@@ -317,20 +322,29 @@ def evaluate_node_classification(
     --------
     >>> from kernelne import KernelNE, load_dataset
     >>> from kernelne.evaluation import evaluate_node_classification
-    >>> cora = load_dataset("cora")  # doctest: +SKIP
-    >>> model = KernelNE(random_state=0).fit(cora.graph)  # doctest: +SKIP
-    >>> table = evaluate_node_classification(model, cora.labels, ratios=[0.5],
-    ...                                      repeats=5)  # doctest: +SKIP
-    >>> print(table.to_text())  # doctest: +SKIP
+    >>> karate = load_dataset("karate")
+    >>> model = KernelNE(dim=16, walks_per_node=10, workers=1, random_state=0)
+    >>> model = model.fit(karate.graph)
+    >>> table = evaluate_node_classification(model, karate.labels, ratios=[0.5], repeats=5)
+    >>> print(table.to_text())  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    method     dataset  task                 setting  metric      mean     std  n
+    embedding           node_classification  0.5      micro_f1  0...  5
+    embedding           node_classification  0.5      macro_f1  0...  5
     """
     _check_protocol(rule, repeats, seed)
     ratios = check_ratios(ratios)
     X, Y, skipped = _labelled_rows(embedding, labels, label_nodes, missing)
     classifier = default_classifier() if classifier is None else classifier
     jobs = [(r, i) for r in ratios for i in range(repeats)]
-    scores = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)))(
+    results = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)), return_as="generator")(
         delayed(score_split)(X, Y, r, seed, i, classifier, rule, select_C) for r, i in jobs
     )
+    with tqdm(total=len(jobs), unit="split", desc=f"classification ({rule})", file=sys.stderr,
+              disable=not progress, dynamic_ncols=True, leave=False) as bar:
+        scores = []
+        for score in results:  # in the order of jobs
+            scores.append(score)
+            bar.update()
     scores = np.array(scores).reshape(len(ratios), repeats, 2)
     return _f1_table(scores, ratios, repeats, method, dataset, skipped)
 

@@ -8,6 +8,10 @@ multi-label node is coloured by its first label; unlabelled nodes are grey.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,34 @@ from kernelne.errors import InputError
 PROJECTIONS = ("pca", "tsne", "umap")
 
 
-def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarray:
+@contextlib.contextmanager
+def elapsed_bar(desc: str, enabled: bool) -> Iterator[None]:
+    """While the block runs, a line on stderr counting its seconds (for one long call, such
+    as t-SNE, whose own steps cannot be counted); nothing if not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed} elapsed", file=sys.stderr, leave=False)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.close()
+
+
+def project(vectors: np.ndarray, method: str = "pca", seed: int = 0,
+            progress: bool = False) -> np.ndarray:
     """2-D coordinates of the rows of ``vectors``.
 
     Any number of rows and columns works: one row is drawn at the origin, and a
@@ -45,8 +76,9 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
         if k < d:
             X = PCA(n_components=k, random_state=seed).fit_transform(X)
         perplexity = min(30.0, max(5.0, (n - 1) / 3), n - 1.0)
-        return TSNE(n_components=2, init="pca" if X.shape[1] >= 2 else "random",
-                    random_state=seed, perplexity=perplexity).fit_transform(X)
+        with elapsed_bar(f"t-SNE of {n:,} points", progress):
+            return TSNE(n_components=2, init="pca" if X.shape[1] >= 2 else "random",
+                        random_state=seed, perplexity=perplexity).fit_transform(X)
     try:
         import umap
     except ImportError:
@@ -55,8 +87,9 @@ def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarr
     if n < 4:
         raise InputError(f"UMAP needs at least 4 points, got {n} (use --projection pca or "
                          "tsne)")
-    return umap.UMAP(n_components=2, random_state=seed,
-                     n_neighbors=min(15, n - 1)).fit_transform(X)
+    with elapsed_bar(f"UMAP of {n:,} points", progress):
+        return umap.UMAP(n_components=2, random_state=seed,
+                         n_neighbors=min(15, n - 1)).fit_transform(X)
 
 
 def check_image_suffix(path: str | Path) -> str:
@@ -86,7 +119,7 @@ class _Map:
     """The points of a map: 2-D coordinates, node ids, label index (-1: none), label names."""
 
     def __init__(self, embedding: Any, labels: Any, method: str, sample: int, seed: int,
-                 notes: bool) -> None:
+                 notes: bool, progress: bool = False) -> None:
         from kernelne.evaluation.classification import read_node_labels
         from kernelne.evaluation.embeddings import as_embedding
 
@@ -114,7 +147,7 @@ class _Map:
             _check_label_match(first, nodes, labels, notes)
             self.colour = np.array([first.get(str(x), -1) for x in self.nodes])
             self.names = _label_names(labels, Y.shape[1])
-        self.xy = project(vectors[keep], method, seed)
+        self.xy = project(vectors[keep], method, seed, progress)
 
 
 def _label_names(labels: Any, k: int) -> list[str]:
@@ -130,7 +163,8 @@ def _label_names(labels: Any, k: int) -> list[str]:
 
 def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.png", *,
                    method: str = "pca", sample: int = 20000, seed: int = 0,
-                   title: str | None = None, notes: bool = False) -> Path:
+                   title: str | None = None, notes: bool = False,
+                   progress: bool = False) -> Path:
     """Draw the map of ``embedding`` (anything the evaluation takes) and write ``path``.
 
     An ``.html`` path writes the interactive page of :func:`write_map_html`; any other suffix
@@ -155,6 +189,8 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
         The map's title; default names the projection and the counts.
     notes : bool, default False
         Print a ``kernelne: note:`` line to stderr when only some nodes have labels.
+    progress : bool, default False
+        Count the seconds of a t-SNE or UMAP projection on stderr.
 
     Returns
     -------
@@ -169,7 +205,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     """
     if is_html(path):
         return write_map_html(embedding, labels, path, method=method, sample=sample,
-                              seed=seed, title=title, notes=notes)
+                              seed=seed, title=title, notes=notes, progress=progress)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -180,7 +216,7 @@ def plot_embedding(embedding: Any, labels: Any = None, path: str | Path = "map.p
     if method not in PROJECTIONS:
         raise InputError(f"unknown projection {method!r} (use {', '.join(PROJECTIONS)})")
     image_format = check_image_suffix(path)
-    points = _Map(embedding, labels, method, sample, seed, notes)
+    points = _Map(embedding, labels, method, sample, seed, notes, progress)
     xy, colour, names = points.xy, points.colour, points.names
     fig, ax = plt.subplots(figsize=(7.5, 7))
     if (colour < 0).any():
@@ -207,7 +243,8 @@ WEBGL_FROM = 5000
 
 def write_map_html(embedding: Any, labels: Any = None, path: str | Path = "map.html", *,
                    method: str = "pca", sample: int = 20000, seed: int = 0,
-                   title: str | None = None, notes: bool = False) -> Path:
+                   title: str | None = None, notes: bool = False,
+                   progress: bool = False) -> Path:
     """Write an interactive map of ``embedding`` as one self-contained HTML page.
 
     The page holds plotly.js itself (nothing is fetched: it opens offline); one point per
@@ -233,6 +270,8 @@ def write_map_html(embedding: Any, labels: Any = None, path: str | Path = "map.h
         The page's title; default names the projection and the counts.
     notes : bool, default False
         Print a ``kernelne: note:`` line to stderr when only some nodes have labels.
+    progress : bool, default False
+        Count the seconds of a t-SNE or UMAP projection on stderr.
 
     Returns
     -------
@@ -252,7 +291,7 @@ def write_map_html(embedding: Any, labels: Any = None, path: str | Path = "map.h
                          "pip install 'kernelne[plot]')") from None
     from kernelne.outputs import atomic_path
 
-    points = _Map(embedding, labels, method, sample, seed, notes)
+    points = _Map(embedding, labels, method, sample, seed, notes, progress)
     scatter = go.Scattergl if len(points.xy) > WEBGL_FROM else go.Scatter
     fig = go.Figure()
     groups = [(-1, "no label")] if (points.colour < 0).any() else []

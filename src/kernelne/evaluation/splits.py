@@ -290,9 +290,10 @@ def make_link_split(
 
     Examples
     --------
+    >>> from kernelne import load_dataset
     >>> from kernelne.evaluation import make_link_split
-    >>> split = make_link_split("examples/karate.edgelist", 0.2, seed=0)  # doctest: +SKIP
-    >>> len(split.test_edges), len(split.train_edges)  # doctest: +SKIP
+    >>> split = make_link_split(load_dataset("karate").graph, 0.2, seed=0)
+    >>> len(split.test_edges), len(split.train_edges)
     (16, 62)
     """
     if not 0 < test_fraction < 1:

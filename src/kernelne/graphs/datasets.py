@@ -5,7 +5,8 @@ A data folder holds ``NAME.edges.gz`` (``u v`` per line, dense ids), optionally
 ``NAME.labels.gz`` (``node label`` per (node, label) pair) and ``NAME.label_fractions.gz``
 (``node label fraction``: each node's share per label), and a ``MANIFEST.json`` that gives
 each network's node count, source, checksums and transformation. The package ships one
-(``kernelne/data``: the paper's seven networks, read with :mod:`importlib.resources`). The
+(``kernelne/data``: the paper's seven networks and the karate club of the examples, read with
+:mod:`importlib.resources`). The
 folder used is ``--data-dir`` if given, else the environment variable ``KERNELNE_DATA`` if set,
 else the packaged one.
 """
@@ -260,3 +261,86 @@ def describe_datasets(data_dir: str | Path | None = None) -> list[dict]:
                      "labels": labels, "components": info.get("components", ""),
                      "source": origin or "-"})
     return rows
+
+
+def dataset_file(name: str, data_dir: str | Path | None = None, kind: str = "edges") -> Path:
+    """The path of a network's ``NAME.edges.gz`` (or ``NAME.labels.gz`` with
+    ``kind="labels"``) in the data folder.
+
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"karate"``.
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+    kind : {"edges", "labels"}
+        Which file.
+
+    Returns
+    -------
+    Path
+        The file; every reader of kernelne accepts it as it is (gzipped).
+
+    Raises
+    ------
+    InputError
+        An unknown name, or a network without that file.
+
+    Examples
+    --------
+    >>> from kernelne.graphs.datasets import dataset_file
+    >>> dataset_file("karate").name
+    'karate.edges.gz'
+    """
+    folder = find_data_dir(data_dir)
+    manifest = load_manifest(folder)
+    if name not in manifest:
+        raise InputError(f"unknown dataset {name!r} (have: {', '.join(manifest)})", folder)
+    path = folder / f"{name}.{kind}.gz"
+    if not path.is_file():
+        raise InputError(f"dataset {name!r} has no {kind} file", folder)
+    return path
+
+
+def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None
+                 ) -> list[Path]:
+    """Write a network as plain text into ``out_dir``: ``NAME.edgelist`` (``u v`` per line)
+    and, for a labelled network, ``NAME.labels`` (``node label`` per line).
+
+    Parameters
+    ----------
+    name : str
+        The network's name in the folder's ``MANIFEST.json``, e.g. ``"karate"``.
+    out_dir : str or Path, default "."
+        The folder to write into.
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+
+    Returns
+    -------
+    list of Path
+        The files written (an existing file of the same name is replaced; each file is
+        written whole or not at all).
+
+    Raises
+    ------
+    InputError
+        An unknown name, an ``out_dir`` that is not a folder, or a failed write.
+    """
+    import gzip
+
+    from kernelne.outputs import atomic_path
+
+    edges = dataset_file(name, data_dir)
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InputError("not a folder", out)
+    written = []
+    for src, kind in ((edges, "edgelist"), (edges.with_name(f"{name}.labels.gz"), "labels")):
+        if src.is_file():
+            with gzip.open(src, "rb") as fh:
+                data = fh.read()
+            with atomic_path(out / f"{name}.{kind}") as tmp:  # never a half-written file
+                tmp.write_bytes(data)
+            written.append(out / f"{name}.{kind}")
+    return written

@@ -466,8 +466,9 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     Examples
     --------
     >>> from kernelne import load_graph
-    >>> g = load_graph("examples/karate.edgelist")  # doctest: +SKIP
-    >>> g.summary()  # doctest: +SKIP
+    >>> from kernelne.graphs.datasets import dataset_file
+    >>> g = load_graph(dataset_file("karate"))  # the shipped karate.edges.gz
+    >>> g.summary()
     '34 nodes, 78 edges (undirected)'
     """
     if isinstance(source, Graph):

@@ -3,6 +3,7 @@ it is made of.
 
 ``kernelne`` (the estimator), ``params`` (its parameter table: defaults, rules, command-line
 options), ``restarts`` (the training runs of a fit in memory and their restarts),
+``fitted`` (the record every fit ends in, from which the fitted attributes are set),
 ``estimator`` (the base shared with the baselines),
 ``auto_setting`` (the setting read from the graph and the output scale), ``kernel_choice``
 (kernel weights chosen on held-out edges), ``update`` (new nodes without retraining) and

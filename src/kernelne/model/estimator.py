@@ -29,6 +29,24 @@ def is_matrix_input(X: Any) -> bool:
     return sp.issparse(X) or hasattr(X, "__array__") or isinstance(X, (list, tuple))
 
 
+#: seed of the random projections that identify a matrix row (:func:`row_signatures`)
+SIGNATURE_SEED = 0x6B6E65
+
+
+def row_signatures(matrix: Any) -> np.ndarray:
+    """Two fixed random projections of each row of a matrix, shape ``(rows, 2)``.
+
+    Equal rows give equal signatures bit for bit (the entries are summed in column order);
+    different rows coincide with probability zero. :meth:`EmbeddingEstimator.transform`
+    finds the fitted nodes among the rows it is given with them.
+    """
+    X = sp.csr_matrix(matrix, dtype=np.float64)
+    X.sum_duplicates()  # one entry per column, in column order
+    X.eliminate_zeros()
+    projection = np.random.default_rng(SIGNATURE_SEED).standard_normal((X.shape[1], 2))
+    return np.asarray(X @ projection)
+
+
 def check_int_params(estimator: Any, minimums: dict[str, int],
                      optional: Iterable[str] = ()) -> None:
     """Raise ``ValueError`` naming the parameter unless each of ``minimums`` is an integer
@@ -53,7 +71,7 @@ def check_workers(estimator: Any) -> None:
         check_int_params(estimator, {"workers": 1}, optional=("workers",))
 
 
-class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class EmbeddingEstimator(TransformerMixin, BaseEstimator):
     """``fit(graph)`` sets ``embedding_`` (n x d) and ``nodes_``; the rest comes from here.
 
     The input ``X`` of ``fit`` is a graph: a path, a :class:`~kernelne.graphs.graph.Graph`, a
@@ -61,7 +79,9 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     ``source``/``target``), an object with an ``edge_index`` (PyG), or a square non-negative
     adjacency matrix (dense or scipy sparse), as
     :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
-    ``transform`` is not wrapped by ``set_output``: it returns the embedding, ``X`` optional.
+    ``transform`` returns the fitted rows (``X`` optional) or embeds rows of edge weights to
+    the fitted nodes; ``set_output(transform="pandas")`` makes it return a DataFrame whose
+    columns are :meth:`get_feature_names_out`.
     """
 
     def __sklearn_tags__(self):
@@ -77,48 +97,126 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         """The graph ``fit`` learns from; an adjacency matrix is validated the scikit-learn
         way (finite, non-negative, numeric, at least two nodes, square). Sets
         ``n_features_in_`` (the number of nodes)."""
+        self.__dict__.pop("_row_signatures", None)
         if is_matrix_input(X):
             X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"),
                               ensure_non_negative=True, ensure_min_samples=2)
             if X.shape[0] != X.shape[1]:
                 raise InputError(f"X must be a square adjacency matrix (n x n), got shape "
                                  f"{X.shape}")
+            self._row_signatures = row_signatures(X)  # transform finds the fitted rows by them
             return load_graph(X)
         g = load_graph(X)
         self.n_features_in_ = g.n_nodes
         return g
 
     def transform(self, X: Any = None) -> np.ndarray:
-        """The learned embedding of the fitted graph's nodes.
+        """The learned embedding of the fitted graph's nodes, or of rows of edge weights.
 
         Parameters
         ----------
-        X : None, Graph or array-like, optional
-            Ignored if ``None`` or a graph: embeddings exist only for the fitted graph. The
-            fitted ``n x n`` adjacency matrix is accepted (its shape is checked); new samples
-            cannot be embedded (:meth:`KernelNE.partial_fit` adds new nodes).
+        X : None, Graph or array-like of shape (m, n), optional
+            ``None`` or a graph: the fitted rows, ``embedding_``. A matrix: row ``j`` holds
+            the edge weights of one node to the ``n_nodes`` fitted nodes (columns in the order
+            of ``nodes_``). For a model fitted on a matrix, a row equal to a fitted node's row
+            of that matrix gives that node's embedding (the mean, if several fitted nodes have
+            the same row), so the fitted matrix, any subset or reordering of its rows give the
+            fitted rows; any other row (a new node) gives the weighted mean of its
+            neighbours' rows (zeros for a row without edges). A model fitted on a graph
+            object or a file knows no matrix rows: its ``n_nodes x n_nodes`` adjacency matrix
+            gives ``embedding_``, other matrices the weighted mean of neighbours.
+            :meth:`KernelNE.partial_fit` learns the rows of new nodes instead.
 
         Returns
         -------
-        ndarray of shape (n_nodes, dim)
-            ``embedding_``, row ``i`` belonging to ``nodes_[i]``.
+        ndarray of shape (n, dim) or (m, dim)
+            ``embedding_`` (row ``i`` belonging to ``nodes_[i]``), or one row per row of
+            ``X``; a DataFrame with :meth:`get_feature_names_out` as columns after
+            ``set_output(transform="pandas")``.
 
         Raises
         ------
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``X`` is a matrix of another shape than the fitted graph's.
+            If ``X`` is a matrix whose column count is not the fitted node count, or has a
+            negative, NaN or infinite entry.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelne import KernelNE
+        >>> A = np.array([[0, 1, 1, 0], [1, 0, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]])
+        >>> model = KernelNE(dim=4, walks_per_node=5, workers=1, random_state=0).fit(A)
+        >>> bool((model.transform(A[[3, 1]]) == model.embedding_[[3, 1]]).all())
+        True
+        >>> new = model.transform([[1, 0, 0, 1]])  # a new node linked to nodes 0 and 3
+        >>> bool(np.allclose(new, model.embedding_[[0, 3]].mean(axis=0)))
+        True
         """
         check_is_fitted(self, "embedding_")
-        if is_matrix_input(X):
-            X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc", "coo"),
-                              ensure_non_negative=True)
-            if X.shape[0] != len(self.embedding_):
-                raise ValueError(f"transform returns the fitted graph's embedding: X must be "
-                                 f"its {len(self.embedding_)} x {len(self.embedding_)} "
-                                 f"adjacency matrix, got shape {X.shape}")
-        return self.embedding_
+        if not is_matrix_input(X):
+            return self.embedding_
+        X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc", "coo"),
+                          ensure_non_negative=True)
+        n = len(self.embedding_)
+        fitted = self.__dict__.get("_row_signatures")
+        if fitted is None or len(fitted) != n:
+            if X.shape[0] == n:
+                return self.embedding_
+            return self._neighbour_mean(X)
+        signatures = row_signatures(X)
+        if signatures.shape == fitted.shape and np.array_equal(signatures, fitted):
+            return self.embedding_
+        rows: dict[bytes, list[int]] = {}
+        for i, key in enumerate(map(bytes, fitted)):
+            rows.setdefault(key, []).append(i)
+        out = self._neighbour_mean(X)
+        for j, key in enumerate(map(bytes, signatures)):
+            if key in rows:
+                out[j] = self.embedding_[rows[key]].mean(axis=0)
+        return out
+
+    def _neighbour_mean(self, X: Any) -> np.ndarray:
+        """Each row's weighted mean of the fitted rows it has edges to (zeros without)."""
+        W = sp.csr_matrix(X, dtype=np.float64)
+        degree = np.asarray(W.sum(axis=1)).ravel()
+        out = np.asarray(W @ self.embedding_.astype(np.float64))
+        out[degree > 0] /= degree[degree > 0, None]
+        return out.astype(self.embedding_.dtype)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The names of the embedding's columns: the class name, lower case, and the index.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Ignored (the columns are learned dimensions, not functions of input columns).
+
+        Returns
+        -------
+        ndarray of str, shape (dim,)
+            ``["kernelne0", "kernelne1", ...]`` for :class:`KernelNE`; the columns of
+            ``transform``'s DataFrame after ``set_output(transform="pandas")``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=3, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).get_feature_names_out().tolist()
+        ['kernelne0', 'kernelne1', 'kernelne2']
+        >>> model.set_output(transform="pandas").transform().shape
+        (34, 3)
+        """
+        check_is_fitted(self, "embedding_")
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self.embedding_.shape[1])],
+                          dtype=object)
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params) -> np.ndarray:
         """Fit on graph ``X`` and return the embedding.
@@ -137,6 +235,20 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         -------
         ndarray of shape (n_nodes, dim)
             ``fit(X, y, **fit_params).embedding_``.
+
+        Raises
+        ------
+        InputError
+            ``X`` cannot be read as a graph.
+        ValueError
+            A setting out of range, or an invalid adjacency matrix.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit_transform(load_dataset("karate").graph).shape
+        (34, 8)
         """
         return self.fit(X, y, **fit_params).embedding_
 
@@ -157,6 +269,15 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             If the estimator is not fitted.
         InputError
             A suffix that names no embedding format, or a failed write.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save("karate.txt")  # word2vec text
+        >>> vectors, nodes = KernelNE.load("karate.txt")
+        >>> vectors.shape, nodes[:3].tolist()
+        ((34, 8), [0, 1, 2])
         """
         check_is_fitted(self, "embedding_")
         save_embedding(path, self.embedding_, self.nodes_)
@@ -176,5 +297,34 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             The embedding rows.
         nodes : ndarray
             The node id of each row.
+
+        Raises
+        ------
+        InputError
+            The file cannot be read as an embedding.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save("karate.npy")
+        >>> vectors, nodes = KernelNE.load("karate.npy")
+        >>> bool((vectors == model.embedding_).all())
+        True
         """
         return load_embedding(path)
+
+
+def _transform_with_optional_x(wrapped):
+    """scikit-learn's ``set_output`` wrapper takes ``X`` positionally; ``transform()`` (the
+    fitted rows) stays callable without it."""
+    import functools
+
+    @functools.wraps(wrapped)
+    def transform(self, X: Any = None) -> np.ndarray:
+        return wrapped(self, X)
+
+    return transform
+
+
+EmbeddingEstimator.transform = _transform_with_optional_x(EmbeddingEstimator.transform)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,15 +191,7 @@ def choose_weights(
 
     g = load_graph(graph)
     kernels = model.kernel_dictionary()
-    if len(kernels) < 2:
-        raise ValueError("beta_select='validation' needs kernel='multi' with at least two "
-                         "kernels")
-    if int(model.partitions) > 1:
-        raise ValueError("beta_select='validation' is not available with partitions > 1")
-    if not 0 < val_fraction < 1:
-        raise ValueError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
-    if int(repeats) < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    _check_choice(model, kernels, val_fraction, repeats)
     if seed is None:
         seed = (0 if model.random_state is None
                 else int(seed_to_uint64(model.random_state) % np.uint64(2**32)))
@@ -258,25 +250,46 @@ def choose_weights(
             score(i, name, setting)
         except FIT_ERRORS as exc:  # recorded; the other candidates are still scored
             failed[i] = failure_reason(exc)
-    best = None
-    while best is None:
-        ok = [i for i in range(len(cands)) if i not in failed]
-        if not ok:
-            raise TrainingError("every kernel-weight candidate failed: " + "; ".join(
-                f"{cands[i][0]}: {failed[i]}" for i in failed))
-        winner = max(ok, key=lambda i: scores[i])  # the first best: ties go to the earlier
-        best = kept.get(winner)
-        if best is None:
-            try:
-                best = whole_graph_fit(*cands[winner])
-            except FIT_ERRORS as exc:  # the next best candidate instead
-                failed[winner] = "refit on the whole graph: " + failure_reason(exc)
+    winner, best = _pick_winner(cands, scores, kept, failed, whole_graph_fit)
     finals = [{"number": i, "score": scores[i], "se": ses[i], "values": values[i],
                "splits": len(values[i]) or 1} for i in range(len(cands)) if i not in failed]
     choice = KernelChoice([n for n, _ in cands], [s for _, s in cands], scores, ses, values,
                           betas, winner, metric, validation,
                           rank_finalists(finals, {j: cands[j][0] for j in range(m)}), failed)
     return choice, best
+
+
+def _check_choice(model: Any, kernels: list, val_fraction: float, repeats: int) -> None:
+    """The ValueErrors of :func:`choose_weights`'s settings."""
+    if len(kernels) < 2:
+        raise ValueError("beta_select='validation' needs kernel='multi' with at least two "
+                         "kernels")
+    if int(model.partitions) > 1:
+        raise ValueError("beta_select='validation' is not available with partitions > 1")
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
+    if int(repeats) < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+
+
+def _pick_winner(cands: list, scores: list[float], kept: dict[int, Any],
+                 failed: dict[int, str], whole_graph_fit: Callable) -> tuple[int, Any]:
+    """The best-scoring candidate not in ``failed`` (ties to the earlier) and its model fitted
+    on the whole graph (``kept``, else refitted; a refit that fails is recorded in ``failed``
+    and the next best is taken)."""
+    while True:
+        ok = [i for i in range(len(cands)) if i not in failed]
+        if not ok:
+            raise TrainingError("every kernel-weight candidate failed: " + "; ".join(
+                f"{cands[i][0]}: {failed[i]}" for i in failed))
+        winner = max(ok, key=lambda i: scores[i])
+        best = kept.get(winner)
+        if best is not None:
+            return winner, best
+        try:
+            return winner, whole_graph_fit(*cands[winner])
+        except FIT_ERRORS as exc:  # the next best candidate instead
+            failed[winner] = "refit on the whole graph: " + failure_reason(exc)
 
 
 def _same_params(a: dict[str, Any], b: dict[str, Any]) -> bool:

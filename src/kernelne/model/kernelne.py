@@ -30,7 +30,8 @@ from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.model.auto_setting import describe_setting, output_scale, scale_rows
-from kernelne.model.estimator import EmbeddingEstimator
+from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
+from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
 from kernelne.model.model_file import load_model, save_model
 from kernelne.model.params import check_params, param
@@ -283,10 +284,11 @@ class KernelNE(EmbeddingEstimator):
 
     Examples
     --------
-    >>> from kernelne import KernelNE
+    >>> from kernelne import KernelNE, load_dataset
+    >>> karate = load_dataset("karate").graph  # shipped: 34 nodes, 78 edges
     >>> model = KernelNE(dim=32, walks_per_node=10, workers=1, random_state=0)
-    >>> vectors = model.fit_transform("examples/karate.edgelist")  # doctest: +SKIP
-    >>> vectors.shape  # doctest: +SKIP
+    >>> vectors = model.fit_transform(karate)
+    >>> vectors.shape
     (34, 32)
     """
 
@@ -375,6 +377,14 @@ class KernelNE(EmbeddingEstimator):
         ------
         ValueError
             If ``kernel`` is not gauss, schoenberg, linear or multi.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE(kernel="schoenberg", alpha=2.0).kernel_dictionary()
+        [Kernel(kind='schoenberg', param=2.0)]
+        >>> len(KernelNE(kernel="multi").kernel_dictionary())
+        5
         """
         name = self.kernel.lower()
         if name in ("multi", "multiple"):
@@ -439,6 +449,14 @@ class KernelNE(EmbeddingEstimator):
             NaN/inf rows (diverged) or no (center, context) pair to train on.
         InputError
             ``graph`` cannot be read.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model = model.fit(load_dataset("karate").graph)
+        >>> model.embedding_.shape, model.nodes_[:3].tolist()
+        ((34, 8), [0, 1, 2])
         """
         self._check_params()
         kernels = self.kernel_dictionary()
@@ -476,7 +494,7 @@ class KernelNE(EmbeddingEstimator):
             out = train_with_restarts(self, g, corpus, stored, negatives, keep, kernels, fixed,
                                       seed, monitor)
         run = out.run
-        self._set_fitted(
+        set_fitted(self, self._record(
             g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
             health=embedding_health(run.A, run.B, g.indptr, g.indices, counts > 0,
                                     seed=int(seed % 2**32)),
@@ -485,7 +503,7 @@ class KernelNE(EmbeddingEstimator):
             beta_history=np.array(run.history) if fixed is None else fixed[None, :],
             pairs=run.pairs, losses=run.loss_rows, n_walks=self.epochs * corpus.n_walks,
             counts=counts, walks=np.concatenate(stored) if stored else None,
-            seed=int(seed % 2**32), switched_at=out.switched_at, start=start)
+            seed=int(seed % 2**32), switched_at=out.switched_at, start=start))
         self.lr_restarts_ = out.lr_restarts
         self.fit_lr_ = float(self.lr) * out.rate
         training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
@@ -497,14 +515,14 @@ class KernelNE(EmbeddingEstimator):
         self.compile_seconds_ = compiled.total  # numba's first-run compilation, 0 later
         return self
 
-    def _set_fitted(self, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
-                    health: dict, rho: float, checks: list[dict], narrowed: list[dict],
-                    simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
-                    losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
-                    seed: int, switched_at: dict | None, start: float) -> None:
-        """The fitted attributes every fit (in memory or partitioned) sets, from its rows
-        ``A``, ``B`` and its record; warns if the rows look collapsed or undertrained."""
-        self.health_ = health
+    def _record(self, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list[Kernel], *,
+                health: dict, rho: float, checks: list[dict], narrowed: list[dict],
+                simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
+                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
+                seed: int, switched_at: dict | None, start: float) -> FitRecord:
+        """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
+        in place with ``normalize="auto"``) and its run's figures; warns if the rows look
+        collapsed or undertrained."""
         mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
         # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
         if not (self.shared_negatives
@@ -512,28 +530,17 @@ class KernelNE(EmbeddingEstimator):
             warn_if_collapsed(health, mean_degree,
                               ", ".join(str(k) for k in self.effective_kernels_of(kernels, rho)),
                               self.robust)
-        self.setting_ = describe_setting(self, switched_at, bool(checks))
-        self.output_scale_ = self._rescale(A, B, seed)
-        self.embedding_, self.context_embedding_ = A, B
-        self.nodes_ = g.nodes
-        self.kernels_ = kernels
-        self.kernel_scale_ = rho
-        self.narrowed_ = narrowed
-        self.shell_checks_ = checks
-        self.beta_update_ = "simplex" if simplex else "projected"
-        self.beta_ = beta
-        self.beta_history_ = beta_history
-        self.n_pairs_ = int(pairs)
-        self.loss_history_ = np.array(losses, dtype=float).reshape(-1, 3)
-        self.n_walks_ = n_walks
-        self.isolated_nodes_ = g.nodes[g.isolated_nodes()]
-        self.negative_pool_ = negative_pool_size(self.negative_pool, g.n_nodes)
-        self.walk_counts_ = counts
-        self.degrees_ = g.degrees
-        self.walks_ = walks
-        self.graph_summary_ = g.summary()
-        self.directed_ = bool(g.directed)
-        self.fit_seconds_ = time.perf_counter() - start
+        return FitRecord(
+            embedding=A, context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
+            kernel_scale=rho, beta_update="simplex" if simplex else "projected",
+            walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
+            output_scale=self._rescale(A, B, seed),
+            setting=describe_setting(self, switched_at, bool(checks)),
+            health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
+            n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
+            n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
+            negative_pool=negative_pool_size(self.negative_pool, g.n_nodes), walks=walks,
+            graph_summary=g.summary(), fit_seconds=time.perf_counter() - start)
 
     def _rescale(self, A: np.ndarray, B: np.ndarray, seed: int) -> float:
         """``normalize="auto"``: multiply ``A`` and ``B`` in place by the factor that brings
@@ -564,12 +571,12 @@ class KernelNE(EmbeddingEstimator):
                                       seed=int(run.seed % 2**32))  # a resumed fit's
         if self.normalize != "none" and not A.flags.writeable:  # the folder's memory maps
             A, B = (np.load(rows.filename, mmap_mode="r+") for rows in (A, B))
-        self._set_fitted(
+        set_fitted(self, self._record(
             g, A, B, kernels, health=health, rho=run.scale, checks=run.checks,
             narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
             beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
             n_walks=self.epochs * self.walks_per_node * g.n_nodes, counts=run.counts,
-            walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start)
+            walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start))
         self.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
         self.partition_run_ = run
         return self
@@ -608,14 +615,39 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        sklearn.exceptions.NotFittedError
-            If the model is neither fitted nor loaded with :meth:`load_model`.
         ValueError
-            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, or a ``dim``
-            setting that differs from the fitted rows' dimension.
+            ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
+            setting that differs from the fitted rows' dimension, or a matrix with fewer
+            columns than the model has nodes.
+
+        Notes
+        -----
+        On a model neither fitted nor loaded with :meth:`load_model`, ``partial_fit`` is
+        :meth:`fit` (scikit-learn's convention: the first call starts the model).
+
+        Examples
+        --------
+        >>> from kernelne import Graph, KernelNE, load_dataset
+        >>> karate = load_dataset("karate").graph
+        >>> edges = karate.edges()
+        >>> old = Graph.from_edges(*edges[(edges < 30).all(axis=1)].T)  # before 30-33 joined
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(old)
+        >>> model.partial_fit(karate).embedding_.shape
+        (34, 8)
+        >>> sorted(model.new_nodes_.tolist())
+        [30, 31, 32, 33]
         """
+        if not hasattr(self, "walk_counts_"):
+            return self.fit(graph, y)
+        if is_matrix_input(graph):
+            shape = getattr(graph, "shape", None) or np.shape(graph)
+            m = shape[1] if len(shape) == 2 else 1
+            if m < self.n_features_in_ or len(shape) != 2 or shape[0] != m:
+                raise ValueError(f"X has {m} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input (or more: the "
+                                 "square adjacency matrix of the grown graph)")
         partial_fit(self, graph, touched_rate, new_walks_factor)
-        self.n_features_in_ = len(self.nodes_)  # the grown graph's nodes
+        self.__dict__.pop("_row_signatures", None)  # the fitted matrix's rows are gone
         return self
 
     def save_model(self, path: str | Path) -> None:
@@ -630,8 +662,16 @@ class KernelNE(EmbeddingEstimator):
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the model is not fitted.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> KernelNE.load_model("karate.model.npz").embedding_.shape
+        (34, 8)
         """
         save_model(self, path)
 
@@ -654,6 +694,15 @@ class KernelNE(EmbeddingEstimator):
         ------
         InputError
             If ``path`` is not a kernelne model file (or of an unsupported version).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0).fit(
+        ...     load_dataset("karate").graph).save_model("karate.model.npz")
+        >>> model = KernelNE.load_model("karate.model.npz")
+        >>> model.dim, model.embedding_.shape
+        (8, (34, 8))
         """
         return load_model(path, cls)
 
@@ -665,6 +714,12 @@ class KernelNE(EmbeddingEstimator):
         bool
             True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
             §4).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE().simplex_weights(), KernelNE(loss="loglik").simplex_weights()
+        (False, True)
         """
         return self.beta_update == "simplex" or self.loss == "loglik"
 
@@ -675,6 +730,18 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             ``kernels_`` narrowed by ``kernel_scale_``.
+
+        Raises
+        ------
+        AttributeError
+            If the model is not fitted (no ``kernels_``).
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE, load_dataset
+        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
+        >>> model.fit(load_dataset("karate").graph).effective_kernels()
+        [Kernel(kind='gauss', param=1.414...)]
         """
         return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
 
@@ -693,6 +760,12 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
+
+        Examples
+        --------
+        >>> from kernelne import KernelNE
+        >>> KernelNE.effective_kernels_of(KernelNE().kernel_dictionary(), 2.0)
+        [Kernel(kind='gauss', param=1.0)]
         """
         return [k.narrowed(rho) for k in kernels]
 

@@ -12,7 +12,8 @@ degree in the fitted graph, to tell which nodes a new graph touched) and ``direc
 how the fitted graph was read; an update must read its graph the same way. Files written
 before it was recorded fall back to a ``directed`` setting in ``params``, else accept either).
 
-Everything round-trips bit for bit. Writing is atomic (a temporary file renamed into place);
+A model file holds the first group of fields of a :class:`~kernelne.model.fitted.FitRecord`;
+they round-trip bit for bit. Writing is atomic (a temporary file renamed into place);
 reading checks the format and every shape, so a corrupt or foreign file is an
 :class:`~kernelne.errors.InputError` naming the file.
 """
@@ -30,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelne.engine.kernels import Kernel
 from kernelne.errors import InputError
 from kernelne.graphs.npz import check_member_sizes
+from kernelne.model.fitted import NOT_SET, FitRecord, record_of, set_fitted
 from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-model", 1
@@ -76,26 +78,27 @@ def save_model(model: Any, path: str | Path, then: Any = None) -> None:
         params = json.dumps({k: _plain_param(v) for k, v in model.get_params().items()})
     except TypeError as exc:
         raise ValueError(f"cannot save the model's settings as JSON ({exc})") from None
-    nodes = model.nodes_
+    record = record_of(model)
+    nodes = record.nodes
     if nodes.dtype == object:
         nodes = nodes.astype(str)
     arrays = {
         "format": np.array(FORMAT), "version": np.array(VERSION),
-        "embedding": np.asarray(model.embedding_, dtype=np.float32),
-        "context_embedding": np.asarray(model.context_embedding_, dtype=np.float32),
+        "embedding": np.asarray(record.embedding, dtype=np.float32),
+        "context_embedding": np.asarray(record.context_embedding, dtype=np.float32),
         "nodes": nodes, "params": np.array(params),
-        "kernel_kinds": np.array([k.kind for k in model.kernels_]),
-        "kernel_params": np.array([k.param for k in model.kernels_], dtype=np.float64),
-        "beta": np.asarray(model.beta_, dtype=np.float32),
-        "kernel_scale": np.array(model.kernel_scale_, dtype=np.float64),
-        "beta_update": np.array(model.beta_update_),
-        "walk_counts": np.asarray(model.walk_counts_, dtype=np.int64),
-        "degrees": np.asarray(model.degrees_, dtype=np.int64),
-        "output_scale": np.array(getattr(model, "output_scale_", 1.0), dtype=np.float64),
-        "setting": np.array(json.dumps(getattr(model, "setting_", {}))),
+        "kernel_kinds": np.array([k.kind for k in record.kernels]),
+        "kernel_params": np.array([k.param for k in record.kernels], dtype=np.float64),
+        "beta": np.asarray(record.beta, dtype=np.float32),
+        "kernel_scale": np.array(record.kernel_scale, dtype=np.float64),
+        "beta_update": np.array(record.beta_update),
+        "walk_counts": np.asarray(record.walk_counts, dtype=np.int64),
+        "degrees": np.asarray(record.degrees, dtype=np.int64),
+        "output_scale": np.array(record.output_scale, dtype=np.float64),
+        "setting": np.array(json.dumps({} if record.setting is NOT_SET else record.setting)),
     }
-    if getattr(model, "directed_", None) is not None:
-        arrays["directed"] = np.array(bool(model.directed_))
+    if record.directed is not None:
+        arrays["directed"] = np.array(bool(record.directed))
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
@@ -146,17 +149,14 @@ def load_model(path: str | Path, estimator: type) -> Any:
     if nodes.dtype.kind not in "iuU" or len(np.unique(nodes)) != n:
         raise InputError("corrupt model file (node ids must be distinct integers or strings)",
                          path)
-    model.embedding_, model.context_embedding_ = A, B
-    model.nodes_ = nodes.astype(object) if nodes.dtype.kind == "U" else nodes
-    model.n_features_in_ = n  # the fitted graph's nodes, as fit sets it
-    model.kernels_ = kernels
-    model.beta_ = arrays["beta"]
-    model.kernel_scale_ = float(arrays["kernel_scale"])
-    model.beta_update_ = str(arrays["beta_update"])
-    model.walk_counts_, model.degrees_ = arrays["walk_counts"], arrays["degrees"]
-    model.directed_ = None if directed is None else bool(directed)
-    # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
-    model.output_scale_ = float(arrays["output_scale"]) if "output_scale" in arrays else 1.0
-    model.setting_ = (json.loads(str(arrays["setting"])) if "setting" in arrays
-                      else {"name": "given", "params": {}, "evidence": "an older model file"})
+    set_fitted(model, FitRecord(
+        embedding=A, context_embedding=B,
+        nodes=nodes.astype(object) if nodes.dtype.kind == "U" else nodes,
+        kernels=kernels, beta=arrays["beta"], kernel_scale=float(arrays["kernel_scale"]),
+        beta_update=str(arrays["beta_update"]), walk_counts=arrays["walk_counts"],
+        degrees=arrays["degrees"], directed=None if directed is None else bool(directed),
+        # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
+        output_scale=float(arrays["output_scale"]) if "output_scale" in arrays else 1.0,
+        setting=(json.loads(str(arrays["setting"])) if "setting" in arrays
+                 else {"name": "given", "params": {}, "evidence": "an older model file"})))
     return model

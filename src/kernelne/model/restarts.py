@@ -15,7 +15,6 @@ starts runs until one is kept, and restarts in three cases:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,13 @@ from kernelne.engine.robust import (
     shell_figures,
 )
 from kernelne.engine.rows import aligned_rows, out_of_memory, uniform_rows
-from kernelne.engine.trainer import Noise, kernel_arrays, train_settings, train_walks
+from kernelne.engine.trainer import (
+    Noise,
+    StageClock,
+    kernel_arrays,
+    train_chunks,
+    train_settings,
+)
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
@@ -188,8 +193,15 @@ class Run:
         self.history = [self.beta.copy()]
         self.loss_rows: list[tuple[int, float, float]] = []
         self.pairs = 0
-        self.walk_seconds = 0.0  # generating walks while training (streamed corpus)
-        self.train_seconds = 0.0
+        self.clock = StageClock()  # walks made while training (streamed corpus), training
+
+    @property
+    def walk_seconds(self) -> float:
+        return self.clock.walks
+
+    @property
+    def train_seconds(self) -> float:
+        return self.clock.training
 
     def train(self, check_shell: bool, monitor: Callable | None = None) -> list[dict]:
         """Train on every chunk; with ``check_shell``, test the rows whenever
@@ -205,51 +217,44 @@ class Run:
                                   learn_beta=self.learn_beta,
                                   beta_simplex=self.simplex, lr=m.lr * self.rate,
                                   min_lr=m.min_lr * self.rate)
-        losses = np.zeros(2)
         bar = tqdm(total=m.epochs * corpus.n_walks, unit="walk", disable=not m.verbose,
                    desc="training", dynamic_ncols=True)
         step = 0
         looks: list[dict] = []
+
+        def chunks():
+            if self.stored is None:
+                return corpus
+            return zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
+
         with bar:
-            for epoch in range(m.epochs):
-                chunks = (
-                    zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
-                    if self.stored is not None else corpus
-                )
-                before = time.perf_counter()
-                for first, walks in chunks:
-                    losses[:] = 0
-                    started = time.perf_counter()
-                    self.walk_seconds += started - before
-                    chunk_pairs = train_walks(
-                        walks, epoch * corpus.n_walks + first, self.A, self.B, self.kernel,
-                        self.noise, settings, losses, keep=self.keep,
-                    )
-                    self.pairs += chunk_pairs
-                    before = time.perf_counter()
-                    self.train_seconds += before - started
-                    self.loss_rows.append((
-                        self.pairs, losses[0] / max(chunk_pairs, 1),
-                        losses[1] / max(chunk_pairs * m.negatives, 1),
-                    ))
-                    bar.update(len(walks))
-                    if monitor is not None:
-                        monitor(self.pairs, self.A, self.B)
-                    if not finite_sample(self.A, self.beta):  # diverged: no use going on
-                        return looks
-                    step += 1
-                    if settings.learn_beta and step % snapshot_every == 0:
-                        self.history.append(self.beta.copy())
-                    if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
-                                                looks):
-                        look = shell_figures(
-                            self.A, self.B, self.graph.indptr, self.graph.indices,
-                            self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
-                            previous=looks[0] if looks else None)
-                        if look is None:  # not finite or too few rows: no verdict
-                            check_shell = False
-                        else:
-                            looks.append(look)
-                            if look["collapsing"]:
-                                return looks
+            for walks, chunk_pairs, losses in train_chunks(
+                chunks, corpus.n_walks, m.epochs, self.A, self.B, self.kernel, self.noise,
+                settings, keep=self.keep, clock=self.clock,
+            ):
+                self.pairs += chunk_pairs
+                self.loss_rows.append((
+                    self.pairs, losses[0] / max(chunk_pairs, 1),
+                    losses[1] / max(chunk_pairs * m.negatives, 1),
+                ))
+                bar.update(len(walks))
+                if monitor is not None:
+                    monitor(self.pairs, self.A, self.B)
+                if not finite_sample(self.A, self.beta):  # diverged: no use going on
+                    return looks
+                step += 1
+                if settings.learn_beta and step % snapshot_every == 0:
+                    self.history.append(self.beta.copy())
+                if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
+                                            looks):
+                    look = shell_figures(
+                        self.A, self.B, self.graph.indptr, self.graph.indices,
+                        self.graph.degrees > 0, self.beta, self.scale[0], self.pairs,
+                        previous=looks[0] if looks else None)
+                    if look is None:  # not finite or too few rows: no verdict
+                        check_shell = False
+                    else:
+                        looks.append(look)
+                        if look["collapsing"]:
+                            return looks
         return looks

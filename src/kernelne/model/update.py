@@ -55,13 +55,14 @@ from kernelne.engine.trainer import (
     Noise,
     keep_probabilities,
     kernel_arrays,
+    train_chunks,
     train_settings,
-    train_walks,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import InputError
 from kernelne.graphs.graph import Graph, load_graph
 from kernelne.model.auto_setting import fitted_params
+from kernelne.model.fitted import record_of, set_fitted
 from kernelne.parallel import numba_threads
 
 MIN_SHARED = 0.5  # the new graph must hold at least this fraction of the model's nodes
@@ -184,23 +185,21 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
         B[pos[kept][frozen]] = model.context_embedding_[kept][frozen]
 
     model.removed_nodes_ = np.asarray(model.nodes_)[~kept]
-    model.embedding_, model.context_embedding_, model.nodes_ = A, B, g.nodes
-    model.walk_counts_, model.degrees_ = counts, g.degrees
     model.new_nodes_, model.touched_nodes_ = g.nodes[new], g.nodes[touched]
     model.relearned_nodes_ = g.nodes[relearned]
-    model.n_walks_ = model.epochs * corpus.n_walks
-    model.n_pairs_ = pairs
-    model.loss_history_ = np.array(loss_rows).reshape(-1, 3)
-    model.isolated_nodes_ = g.nodes[g.isolated_nodes()]
-    model.graph_summary_ = g.summary()
-    model.directed_ = bool(g.directed)
-    model.fit_seconds_ = time.perf_counter() - start
+    set_fitted(model, record_of(model).updated(
+        embedding=A, context_embedding=B, nodes=g.nodes, walk_counts=counts,
+        degrees=g.degrees, n_walks=model.epochs * corpus.n_walks, n_pairs=pairs,
+        loss_history=np.array(loss_rows).reshape(-1, 3),
+        isolated_nodes=g.nodes[g.isolated_nodes()], graph_summary=g.summary(),
+        directed=bool(g.directed), fit_seconds=time.perf_counter() - start))
     return model
 
 
 def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
            rates: np.ndarray, counts: np.ndarray, seed: np.uint64) -> tuple[int, list]:
-    """One run of :func:`train_walks` over the update's walks, rows at their ``rates``."""
+    """One run of :func:`~kernelne.engine.trainer.train_chunks` over the update's walks, rows
+    at their ``rates``."""
     noise = Noise(*alias_table(counts.astype(np.float64) ** 0.75))
     # the weights stay fixed: learn_beta is off
     kernel = kernel_arrays(model.kernels_, np.array(model.beta_, dtype=np.float32),
@@ -209,16 +208,10 @@ def _train(model: Any, corpus: WalkCorpus, A: np.ndarray, B: np.ndarray,
     settings = train_settings(fitted_params(model), total_centers, seed, len(A),
                               shared_negatives=False)
     keep = keep_probabilities(counts, float(model.subsample)) if model.subsample > 0 else None
-    losses = np.zeros(2)
     pairs, rows = 0, []
-    for epoch in range(model.epochs):
-        for first, walks in corpus:
-            losses[:] = 0
-            chunk_pairs = train_walks(
-                walks, epoch * corpus.n_walks + first, A, B, kernel, noise, settings, losses,
-                rates, keep,
-            )
-            pairs += chunk_pairs
-            rows.append((pairs, losses[0] / max(chunk_pairs, 1),
-                         losses[1] / max(chunk_pairs * model.negatives, 1)))
+    for _, chunk_pairs, losses in train_chunks(lambda: corpus, corpus.n_walks, model.epochs,
+                                               A, B, kernel, noise, settings, rates, keep):
+        pairs += chunk_pairs
+        rows.append((pairs, losses[0] / max(chunk_pairs, 1),
+                     losses[1] / max(chunk_pairs * model.negatives, 1)))
     return pairs, rows

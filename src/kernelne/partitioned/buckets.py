@@ -18,19 +18,19 @@ from kernelne.engine.kernels import LINEAR
 from kernelne.engine.prefetch import prefetch_row
 from kernelne.engine.sampling import alias_draw, mix64, stream_state
 from kernelne.engine.trainer import (
-    _CTX_STREAM,
-    _NEG_STREAM,
-    _ONE,
+    CTX_STREAM,
+    NEG_STREAM,
+    ONE,
     KernelArrays,
     Noise,
     TrainSettings,
-    _beta_step,
-    _center_window,
-    _pair,
-    _subsample,
+    beta_step,
+    center_window,
     draw_pool,
     next_negatives,
+    pair_step,
     prefetch_rows,
+    subsample_walk,
     thread_buffers,
 )
 from kernelne.errors import TrainingError
@@ -97,7 +97,7 @@ def train_bucket(
     n_blocks = max(1, min(numba.get_num_threads(), count // 1024))
     block_losses = np.zeros((n_blocks, 2), dtype=np.float64)
     seed = np.uint64(stream_state(
-        settings.seed ^ _NEG_STREAM ^ mix64(np.uint64(i * parts + j + 1)), np.uint64(first)))
+        settings.seed ^ NEG_STREAM ^ mix64(np.uint64(i * parts + j + 1)), np.uint64(first)))
     _train_pairs(centers, contexts, rates, A, B, kernel, noise, settings, n_blocks,
                  block_losses, seed, max(1, walks.shape[1] * (walks.shape[1] - 1)))
     if phases is not None:
@@ -130,10 +130,10 @@ def _bucket_pairs(walks, ids, i, j, parts, cfg, keep):
         n = length
         while n > 0 and walk[n - 1] < 0:
             n -= 1
-        ctx = stream_state(cfg.seed ^ _CTX_STREAM, np.uint64(ids[w]))  # as a plain fit's
+        ctx = stream_state(cfg.seed ^ CTX_STREAM, np.uint64(ids[w]))  # as a plain fit's
         seq = walk
         if keep.shape[0] > 0:
-            ctx, n = _subsample(walk, n, keep, ctx, kept)
+            ctx, n = subsample_walk(walk, n, keep, ctx, kept)
             seq = kept
         n_i = n_j = 0
         for pos in range(n):
@@ -147,7 +147,7 @@ def _bucket_pairs(walks, ids, i, j, parts, cfg, keep):
             continue
         if cfg.window_shrink:  # drawn for every center, as in a plain fit
             for pos in range(n):
-                ctx, wins[pos] = _center_window(ctx, cfg.window, True)
+                ctx, wins[pos] = center_window(ctx, cfg.window, True)
         if count + n_i * n_j > size:
             size = 2 * size + n_i * n_j
             centers, contexts = _grown(centers, size), _grown(contexts, size)
@@ -221,10 +221,10 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
                 fetched = prefetch_rows(B, pool_next, fetched, t * size // renew)
             state = next_negatives(state, negs, ahead, noise, B, pool)
             lr = rates[p]
-            _pair(A[centers[p]], B, np.int64(contexts[p]), negs, neu, kv, gbeta, lr,
+            pair_step(A[centers[p]], B, np.int64(contexts[p]), negs, neu, kv, gbeta, lr,
                   lr * cfg.reg, linear, kernel, cfg.learn_beta, loss, cfg.loglik)
             if cfg.learn_beta:
-                _beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, _ONE, cfg.beta_simplex)
+                beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, ONE, cfg.beta_simplex)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
 

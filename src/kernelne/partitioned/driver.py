@@ -5,7 +5,7 @@ Lerer et al., SysML 2019).
 Nodes fall into ``P`` parts, ``part(v) = v mod P``, row ``v // P`` of the part's blocks ``A_i``,
 ``B_i`` (no table of ids is stored). A (center, context) pair of the walks belongs to bucket
 ``(part(center), part(context))``; bucket ``(i, j)`` is trained with only ``A_i`` and ``B_j`` by
-the same step as a plain fit (:func:`kernelne.engine.trainer._pair`: one ``_term`` for every
+the same step as a plain fit (:func:`kernelne.engine.trainer.pair_step`: one ``_term`` for every
 kernel),
 its negatives drawn from part ``j`` (unigram^0.75 within it).
 

@@ -240,11 +240,13 @@ def tune(graph: Any, labels: Any = None, *, method: str = "kernelne", trials: in
 
     Examples
     --------
-    >>> from kernelne import load_dataset, tune
-    >>> cora = load_dataset("cora")  # doctest: +SKIP
-    >>> result = tune(cora.graph, (cora.graph.nodes, cora.labels), trials=10,
-    ...               holdout=0.2, fixed={"workers": 1})  # doctest: +SKIP
-    >>> print(result.summary())  # doctest: +SKIP
+    >>> from kernelne import load_dataset
+    >>> from kernelne.tune import tune
+    >>> karate = load_dataset("karate")
+    >>> result = tune(karate.graph, (karate.graph.nodes, karate.labels), trials=3,
+    ...               holdout=0.3, fixed={"workers": 1, "dim": 16, "walks_per_node": 10})
+    >>> result.model.embedding_.shape  # refitted on the whole graph with the best settings
+    (34, 16)
     """
     check_search(method, trials, timeout, test_nodes, holdout, val_fraction, val_repeats,
                  search_walks, finalists, final_repeats)
