@@ -88,6 +88,10 @@ def dask_client(address: str, timeout: float | None = None) -> Iterator:
     probe_scheduler(address, timeout)
     try:
         client = Client(address, timeout=f"{timeout}s")
+    except TypeError as exc:  # tls:// without Dask's TLS settings: no SSL context
+        raise InputError(f"cannot reach the Dask scheduler at {address} ({exc}): a tls:// "
+                         "scheduler needs the client's certificates in Dask's configuration "
+                         "(distributed.comm.tls: ca-file, client cert and key)") from None
     except (OSError, TimeoutError, ValueError, MemoryError, EOFError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {address} "
                          f"({type(exc).__name__}: {exc})") from None

@@ -144,14 +144,17 @@ def rows_on_disk(model):
     if int(getattr(model, "partitions", 1)) < 2 or model.partition_dir is not None:
         yield None
         return
-    import tempfile
+    import shutil
 
-    with tempfile.TemporaryDirectory(prefix="kernelne-parts-") as folder:
-        model.partition_dir = folder
-        try:
-            yield folder
-        finally:
-            model.partition_dir = None
+    from kernelne.partitioned.store import scratch_folder
+
+    folder = str(scratch_folder("parts"))  # a dead run's are removed (SIGKILL, OOM killer)
+    model.partition_dir = folder
+    try:
+        yield folder
+    finally:
+        model.partition_dir = None
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def save_outputs(model, output: str, nodes, model_out: str | None) -> None:

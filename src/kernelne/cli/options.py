@@ -154,6 +154,11 @@ def check_model_options(args: argparse.Namespace) -> None:
     """The checks of the model options that involve two of them, made right after parsing,
     each naming its options."""
     check_learning_rates(args)
+    if getattr(args, "partitions", 1) == 1:  # a plain fit has no folder and no rounds
+        for flag in ("--partition-dir", "--rounds"):
+            if getattr(args, flag[2:].replace("-", "_"), None) is not None:
+                raise InputError(f"{flag} is an option of a partitioned fit: give "
+                                 "--partitions P (2 or more) with it, or drop it")
     pool = args.negative_pool
     used = args.walk_length * 2 * args.window * args.negatives
     if isinstance(pool, int) and pool > used:

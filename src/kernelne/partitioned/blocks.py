@@ -5,6 +5,7 @@ blocks at the end.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -15,15 +16,18 @@ import numpy as np
 from kernelne.engine.diagnostics import CHUNK
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
+from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.partitioned.store import (
     Location,
+    allocated_memmap,
     is_remote,
     load_npy,
     makedirs,
     npy_bytes,
     read_npy_header,
     read_npy_rows,
+    scratch_folder,
     staged,
     write_bytes,
 )
@@ -49,14 +53,28 @@ def write_block(path: Location, array: np.ndarray) -> None:
         write_bytes(path, npy_bytes(array))
         return
     try:
-        with open(path, "r+b") as fh:
+        with _open_no_follow(path, os.O_RDWR) as fh:
             shape, fortran, dtype = read_npy_header(fh)
             if shape == array.shape and dtype == array.dtype and not fortran:
                 array.tofile(fh)
                 return
-    except (OSError, ValueError):
-        pass
-    np.save(path, array)
+    except (OSError, ValueError) as exc:
+        if getattr(exc, "errno", None) == errno.ELOOP:
+            raise _link_error(path) from None
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a new file, never through a link
+        np.save(fh, array)
+
+
+def _open_no_follow(path: Path, flags: int):
+    """``path`` opened as a binary file with ``O_NOFOLLOW``: a symbolic link there is an
+    ``OSError`` (``ELOOP``), not followed out of the folder."""
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    return os.fdopen(fd, "r+b" if flags & os.O_RDWR else "rb")
+
+
+def _link_error(path: Path) -> InputError:
+    return InputError("is a symbolic link: a partitioned fit writes no file through a link "
+                      "(it could point out of the folder); remove the link", path)
 
 
 def read_block(path: Location) -> np.ndarray:
@@ -173,12 +191,10 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
     """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
     all in memory); for a URL, in a local temporary file that is unlinked once mapped."""
     if is_remote(folder):
-        import tempfile
-
-        scratch = Path(tempfile.mkdtemp(prefix="kernelne-rows-"))
+        scratch = scratch_folder("rows")
         try:
             path = scratch / f"{which}.npy"
-            out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, d))
+            out = allocated_memmap(path, np.float32, (n, d))
             for i in range(parts):
                 out[i::parts] = load_npy(block_path(folder, which, i, version))
             out.flush()
@@ -188,7 +204,7 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
             shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
     with atomic_path(path) as tmp:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, d))
+        out = allocated_memmap(tmp, np.float32, (n, d))
         for i in range(parts):
             out[i::parts] = np.load(block_path(folder, which, i, version), mmap_mode="r")
         out.flush()

@@ -5,8 +5,8 @@ the submission of a step's buckets to a Dask client.
 
 from __future__ import annotations
 
-import os
 import time
+import uuid
 import warnings
 from typing import Any
 
@@ -33,6 +33,7 @@ from kernelne.engine.trainer import (
     subsample_walk,
     thread_buffers,
 )
+from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
@@ -316,10 +317,50 @@ def gather_watching_workers(client, futures: list, interval: float | None = None
 
 def run_step(client, args: list[tuple]) -> list[dict[str, Any]]:
     """The results of a step's buckets, :func:`bucket_task` called with each of ``args``: in
-    this process, or on ``client``'s workers (a ``distributed.Client``)."""
+    this process, or on ``client``'s workers (a ``distributed.Client``).
+
+    On a client every call submits its tasks under keys of its own (the step, the bucket and
+    a new random token): Dask hands back the result a key already holds, so a key made of
+    the step and the bucket alone gave a restarted fit, or a second fit on the same client,
+    the results of an earlier attempt. The futures are released however the step ends
+    (:func:`release_futures`)."""
     if client is None:
         return [bucket_task(*a) for a in args]
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
+    token = uuid.uuid4().hex[:16]
     futures = [client.submit(bucket_task, *a, pure=False,
-                             key=f"kernelne-bucket-{a[1]}-{a[2]}-{a[3]}-{os.getpid()}")
+                             key=f"kernelne-bucket-{a[1]}-{a[2]}-{a[3]}-{token}")
                for a in args]
-    return gather_watching_workers(client, futures)
+    try:
+        return gather_watching_workers(client, futures)
+    except (CancelledError, CommClosedError) as exc:  # not a bucket's own error
+        address = getattr(getattr(client, "scheduler", None), "address", "?")
+        raise TrainingError(
+            f"the Dask scheduler {address} was lost during step {args[0][1]} "
+            f"({type(exc).__name__}): that step was not recorded; with --partition-dir the "
+            "same command resumes from the last recorded step once a scheduler is back") from None
+    finally:
+        release_futures(client, futures)
+
+
+def release_futures(client, futures: list) -> None:
+    """Cancel ``futures`` (tasks still queued or running: a step that failed or was
+    interrupted) and drop this client's hold on their results, so that the scheduler
+    forgets them.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client the futures belong to.
+    futures : list of distributed.Future
+        The tasks of a step or a round.
+    """
+    try:
+        client.cancel(futures)
+    except Exception:  # noqa: BLE001 - a client already closed or a lost scheduler
+        pass
+    for future in futures:
+        future.release()

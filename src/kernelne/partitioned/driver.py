@@ -60,7 +60,7 @@ from kernelne.engine.trainer import (
     train_settings,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
-from kernelne.errors import InputError
+from kernelne.errors import InputError, TrainingError
 from kernelne.partitioned.blocks import (
     BlockRows,
     assemble,
@@ -77,10 +77,32 @@ from kernelne.partitioned.buckets import (
     run_step,
     train_bucket,
 )
-from kernelne.partitioned.locks import partition_folder, remove_folder
-from kernelne.partitioned.plan import check_folder, differences, make_plan, read_json, recorded_seed
+from kernelne.partitioned.locks import (
+    check_lock_held,
+    partition_folder,
+    reason,
+    remove_folder,
+)
+from kernelne.partitioned.plan import (
+    check_folder,
+    check_progress,
+    check_same_graph,
+    differences,
+    make_plan,
+    read_json,
+    recorded_seed,
+)
 from kernelne.partitioned.rounds import make_rounds, part_masks, rounds_to_make
-from kernelne.partitioned.store import Location, exists, is_remote, load_npy, makedirs, staged
+from kernelne.partitioned.store import (
+    Location,
+    allocated_memmap,
+    exists,
+    is_remote,
+    load_npy,
+    makedirs,
+    staged,
+    unreachable,
+)
 
 __all__ = ["DEFAULT_ROUNDS", "PartitionedResult", "bucket_task", "fit_partitioned",
            "max_partitions", "max_rounds", "check_partition_settings", "remove_folder",
@@ -131,7 +153,15 @@ def fit_partitioned(model, graph, kernels, seed, client=None, progress: bool = F
     and, with a client, checked to be the same folder on every worker before any work."""
     check_partition_settings(model, graph.n_nodes)
     with partition_folder(model.partition_dir, client) as folder:
-        return _fit_in(folder, model, graph, kernels, seed, client, progress)
+        try:
+            return _fit_in(folder, model, graph, kernels, seed, client, progress)
+        except Exception as exc:
+            if not (is_remote(folder) and unreachable(exc)):
+                raise
+            raise TrainingError(
+                f"--partition-dir {folder} stopped answering during the fit ({reason(exc)}): "
+                "the same command resumes from the last recorded step once the store answers "
+                "again (if its lock is left, the message says how to remove it)") from None
 
 
 def max_partitions(n_nodes: int) -> int:
@@ -206,12 +236,15 @@ def _open_plan(folder: Location, model, graph, kernels, seed,
     if old is not None:
         if isinstance(old.get("params"), dict):
             old["params"].pop("random_state", None)  # recorded as "seed"
+        check_same_graph(old, plan, folder)
         if old != plan:
             raise InputError("holds a partitioned fit of another graph or other settings "
                              f"({differences(old, plan)} differ); give an empty folder "
                              "(--partition-dir)", folder)
         if exists(progress_file):
             state = read_json(progress_file, folder)
+            check_progress(state, progress_file, folder,
+                           int(model.epochs) * rounds * parts, len(kernels))
     return seed, corpus, rounds, plan, state
 
 
@@ -223,7 +256,8 @@ def _prepare(folder: Location, model, graph, corpus: WalkCorpus, rounds: int, se
     resumed_at = int(state["step"])
     if state.get("walks_done"):
         check_folder(folder, rounds, parts, n, d, resumed_at)
-    counts = _make_walks(folder, corpus, rounds, parts, progress, state, client)
+    counts = _make_walks(folder, corpus, rounds, parts, progress, state, client,
+                         plan["graph"]["digest"])
     if "walks_done" not in state:
         make_noise(folder, counts, parts)
         state["walks_done"] = True
@@ -301,6 +335,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             first = epoch * corpus.n_walks + bounds[r][0]
             args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
                      settings, threads, keep) for i, j in steps[s]]
+            check_lock_held(folder)
             results = run_step(client, args)
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
@@ -318,6 +353,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             if shell is not None:
                 state.setdefault("checks", []).append(shell)
             if shell is not None and shell["collapsing"]:
+                check_lock_held(folder)
                 state = run.state = _restart(folder, state, shell, n, parts, d, seed,
                                              progress_file)
                 kinds_params, settings = _run_settings(model, kernels, total_centers, seed,
@@ -325,6 +361,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
                 t = 0
                 bar.reset()
                 continue
+            check_lock_held(folder)
             write_json(progress_file, state)
             bar.update(1)
     return run
@@ -370,11 +407,12 @@ def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: 
 
 
 def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progress: bool,
-                state: dict, client=None) -> np.ndarray:
+                state: dict, client=None, digest: str | None = None) -> np.ndarray:
     """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
     (once; a round already written is kept) and return the unigram counts (one epoch's walks,
     as a plain fit counts them). With ``client`` and a folder (not a URL) the Dask workers make
-    the walks (:func:`kernelne.partitioned.rounds.make_rounds`): the same files and counts."""
+    the walks (:func:`kernelne.partitioned.rounds.make_rounds`): the same files and counts.
+    ``digest``: the graph's, recorded with the rounds (made again if not given)."""
     counts_file = folder / "walks" / "counts.npy"
     if state.get("walks_done"):
         return load_npy(counts_file)
@@ -385,7 +423,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
              for r in range(rounds)]
     # at a URL the driver makes every round (the workers' tasks write into shared files)
     remote = is_remote(folder)
-    todo = list(range(rounds)) if remote else rounds_to_make(folder, corpus, files, parts, counts)
+    todo = (list(range(rounds)) if remote
+            else rounds_to_make(folder, corpus, files, parts, counts, digest))
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:
@@ -398,10 +437,8 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
             lo, hi = bounds[r]
             walk_file, mask_file = files[r]
             with staged(walk_file) as tmp, staged(mask_file) as mask_tmp:
-                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32,
-                                                shape=(hi - lo, corpus.walk_length))
-                masks = np.lib.format.open_memmap(mask_tmp, mode="w+", dtype=np.uint64,
-                                                  shape=(hi - lo,))
+                out = allocated_memmap(tmp, np.int32, (hi - lo, corpus.walk_length))
+                masks = allocated_memmap(mask_tmp, np.uint64, (hi - lo,))
                 for a in range(lo, hi, corpus.chunk_walks):
                     b = min(hi, a + corpus.chunk_walks)
                     walks = corpus.chunk(a, b)

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,13 +29,23 @@ from kernelne.partitioned.store import (
     names,
     read_bytes,
     remove,
+    scratch_folder,
     write_bytes,
 )
 
 MARKER = "kernelne-partitions.json"  # marks a folder a partitioned fit made
 LOCK = "kernelne.lock"  # the running fit's pid, host and token
 WORKER_CHECK_SECONDS = 120.0  # how long the folder check waits for the Dask workers
-PLAN_VERSION = 3
+#: fsspec protocols that cannot hold a partitioned fit, and why
+NOT_FOLDERS = {
+    **dict.fromkeys(("http", "https"), "web servers are read only"),
+    **dict.fromkeys(("zip", "tar", "libarchive", "reference", "github", "git"),
+                    "a read-only view of other files"),
+    **dict.fromkeys(("simplecache", "filecache", "blockcache", "cached"),
+                    "a cache serves old copies of files that every step rewrites"),
+}
+_HELD: dict[str, str] = {}  # the folders this process holds the lock of, and its tokens
+PLAN_VERSION = 4  # 4: plan.json binds the folder to its graph (graph_digest)
 
 
 @contextmanager
@@ -62,15 +73,16 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
     """
     temporary = partition_dir is None
     if temporary:
-        import tempfile
-
-        folder = Path(tempfile.mkdtemp(prefix="kernelne-parts-")).resolve()
+        folder = scratch_folder("parts").resolve()
     else:
         folder = usable_folder(partition_dir)
     done = False
     token = None
     try:
         token = take_lock(folder)
+        _HELD[str(folder)] = token
+        if not is_remote(folder):
+            refuse_links(folder)
         if not exists(folder / MARKER):
             write_json(folder / MARKER, {"kernelne": "partitioned fit",
                                           "plan_version": PLAN_VERSION})
@@ -80,17 +92,46 @@ def partition_folder(partition_dir: str | os.PathLike | None, client=None,
         done = True
     finally:
         if token is not None:
+            _HELD.pop(str(folder), None)
             release_lock(folder, token)
         if temporary and not done:
             remove_folder(folder)
 
 
+def check_lock_held(folder: Location) -> None:
+    """An :class:`InputError` if the lock this process took on ``folder``
+    (:func:`partition_folder`) was removed or replaced meanwhile: another run may be writing
+    the same files, so the fit stops before it writes or records another step."""
+    token = _HELD.get(str(folder))
+    if token is None:
+        return
+    path = folder / LOCK
+    try:
+        held = json.loads(read_bytes(path).decode("utf-8")).get("token") == token
+    except (FileNotFoundError, ValueError, AttributeError):  # a store not answering: raised
+        held = False
+    if not held:
+        raise InputError(f"--partition-dir {folder}: this run's lock {path} was removed or "
+                         "replaced while it trained, so another run may be writing the same "
+                         "files: stopped before the next step; once no other run uses the "
+                         "folder, remove it and start over")
+
+
 def usable_folder(partition_dir: str | os.PathLike) -> Location:
     """``partition_dir`` as an absolute folder that exists and can be written: absent (made
-    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, :data:`LOCK` or
-    ``plan.json``); a URL (:func:`usable_url`) under the same rules.
-    Anything else is one :class:`InputError` naming the folder."""
-    where = location(partition_dir)
+    here), empty, or made by a partitioned fit (it holds :data:`MARKER`, or :data:`LOCK` if
+    the fit was stopped before it wrote the marker); a URL (:func:`usable_url`) under the
+    same rules. Anything else is one :class:`InputError` naming the folder."""
+    text = os.fspath(partition_dir)
+    protocol, sep, rest = text.partition("://")
+    if "::" in text and sep:
+        raise InputError(f"--partition-dir {text}: a chained URL (PROTOCOL::URL) is not "
+                         "supported: a caching or archive layer serves old copies of files that "
+                         "every step rewrites; give the store's own URL (s3://bucket/run)")
+    if sep and protocol and os.sep not in protocol and not rest.strip("/"):
+        raise InputError(f"--partition-dir {text}: the URL names no bucket or folder after "
+                         f"{protocol}://: give one (such as {protocol}://bucket/run)")
+    where = location(text)
     if is_remote(where):
         return usable_url(where)
     folder = Path(os.path.abspath(os.path.expanduser(os.fspath(where))))
@@ -99,7 +140,7 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
                          "folder", folder)
     try:
         entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+        if entries and not {MARKER, LOCK} & set(entries):
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise InputError(f"--partition-dir holds files a partitioned fit did not make "
                              f"({shown}): give a new or empty folder", folder)
@@ -116,6 +157,10 @@ def usable_url(url: RemotePath) -> RemotePath:
     """The URL of a partitioned fit's files if its file system can be reached and it holds
     nothing but a partitioned fit's files (as :func:`usable_folder`); otherwise one
     :class:`InputError` naming ``--partition-dir`` and the problem."""
+    if url.protocol in NOT_FOLDERS:
+        raise InputError(f"--partition-dir {url}: {url.protocol}:// cannot hold a partitioned "
+                         f"fit ({NOT_FOLDERS[url.protocol]}): give a local folder or an "
+                         "object store's URL (s3://bucket/run, gs://...)")
     try:
         filesystem(url)
     except ImportError as exc:
@@ -125,12 +170,15 @@ def usable_url(url: RemotePath) -> RemotePath:
     except ValueError as exc:
         raise InputError(f"--partition-dir {url}: unknown protocol {url.protocol}:// ({exc}): "
                          "give a folder or an fsspec URL such as s3://bucket/run") from None
+    except Exception as exc:  # noqa: BLE001 - a file system that connects when made (ftp://)
+        raise InputError(f"--partition-dir {url} cannot be reached ({reason(exc)}): give a "
+                         "URL you can read and write") from None
     try:
         if is_file(url):
             raise InputError(f"--partition-dir {url} names a file, not a folder: give a new or "
                              "empty folder")
         entries = names(url)
-        if entries and not {MARKER, LOCK, "plan.json"} & set(entries):
+        if entries and not {MARKER, LOCK} & set(entries):
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise InputError(f"--partition-dir {url} holds files a partitioned fit did not "
                              f"make ({shown}): give a new or empty folder")
@@ -193,7 +241,7 @@ def release_lock(folder: Location, token: str) -> None:
     try:
         if json.loads(read_bytes(path).decode("utf-8")).get("token") == token:
             remove(path)
-    except (OSError, ValueError, AttributeError):
+    except Exception:  # noqa: BLE001 - unreadable, or a store that no longer answers
         pass
 
 
@@ -218,10 +266,17 @@ def check_workers_see(client, folder: Location, token: str, temporary: bool = Fa
     within :data:`WORKER_CHECK_SECONDS`."""
     lock = str(folder / LOCK)
     deadline = time.monotonic() + WORKER_CHECK_SECONDS
+    warned = False
     while True:
         answers = client.run(worker_sees, lock, token)
         if answers or time.monotonic() > deadline:
             break
+        if not warned:
+            warnings.warn(f"no Dask worker is connected to the scheduler "
+                          f"({client.scheduler.address}) yet: the partitioned fit waits up to "
+                          f"{WORKER_CHECK_SECONDS:.0f} s for one (start `dask worker ADDRESS`)",
+                          stacklevel=2)
+            warned = True
         time.sleep(1.0)
     if not answers:
         raise InputError(f"no Dask worker is connected to the scheduler "
@@ -242,6 +297,19 @@ def check_workers_see(client, folder: Location, token: str, temporary: bool = Fa
                     "endpoint (for s3:// the AWS_* variables or ~/.aws)")
         raise InputError(f"the Dask workers cannot see {what} {folder}{hint} "
                          f"({len(failed)} of {len(answers)} workers; {worker}: {why})")
+
+
+def refuse_links(folder: Path) -> None:
+    """An :class:`InputError` naming the first symbolic link inside ``folder`` (the folder
+    itself may be one): whoever can write into a shared folder could otherwise make the fit
+    read or overwrite a file out of it through a link."""
+    for root, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            if path.is_symlink():
+                raise InputError(f"is a symbolic link in the partition folder {folder}: a "
+                                 "partitioned fit follows no link out of its folder; remove "
+                                 "the link", path)
 
 
 def remove_folder(folder: str | Path) -> None:

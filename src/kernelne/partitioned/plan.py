@@ -4,8 +4,8 @@ resumed fit makes of the folder before it trains.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,10 +16,56 @@ from kernelne.partitioned.blocks import block_path, masks_file, part_size, read_
 from kernelne.partitioned.locks import PLAN_VERSION
 from kernelne.partitioned.store import Location, load_npy, load_npz, npy_header, read_bytes, size
 
+DIGEST_CHUNK = 1 << 22  # values hashed at a time by :func:`graph_digest`
+
+
+def graph_digest(graph) -> str:
+    """A BLAKE2b digest of everything of ``graph`` a partitioned fit's files depend on: the
+    CSR (``indptr`` as int64, ``indices`` as int32, the weights as float32 or their absence)
+    and the node ids, read :data:`DIGEST_CHUNK` values at a time (linear time, no copy of
+    the graph).
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph of the fit.
+
+    Returns
+    -------
+    str
+        The digest in hexadecimal (32 characters).
+    """
+    h = hashlib.blake2b(digest_size=16)
+
+    def add(name: str, values: np.ndarray, dtype) -> None:
+        h.update(f"{name}:{len(values)}:".encode())
+        for lo in range(0, len(values), DIGEST_CHUNK):
+            h.update(np.ascontiguousarray(values[lo:lo + DIGEST_CHUNK], dtype=dtype).data)
+
+    add("indptr", graph.indptr, np.int64)
+    add("indices", graph.indices, np.int32)
+    if graph.weights is None:
+        h.update(b"unweighted:")
+    else:
+        add("weights", graph.weights, np.float32)
+    nodes = np.asarray(graph.nodes)
+    if nodes.dtype.kind in "iub":
+        add("ids", nodes, np.int64)
+    elif nodes.dtype.kind == "f":
+        add("ids", nodes, np.float64)
+    else:  # strings or objects: each id's text, separated
+        h.update(f"ids:{len(nodes)}:".encode())
+        for lo in range(0, len(nodes), 1 << 16):
+            h.update("\0".join(map(str, nodes[lo:lo + (1 << 16)].tolist())).encode("utf-8",
+                     "surrogatepass") + b"\0")
+    return h.hexdigest()
+
 
 def make_plan(model, graph, kernels, rounds: int, parts: int, seed) -> dict[str, Any]:
     return {
-        "version": PLAN_VERSION, "n": int(graph.n_nodes), "edges": int(len(graph.indices)),
+        "version": PLAN_VERSION,
+        "graph": {"weighted": bool(graph.is_weighted), "digest": graph_digest(graph)},
+        "n": int(graph.n_nodes), "edges": int(len(graph.indices)),
         "indptr_sum": int(graph.indptr.astype(np.int64).sum() % (1 << 61)),
         "parts": parts, "rounds": rounds, "seed": int(seed), "dim": int(model.dim),
         "kernels": [str(k) for k in kernels],
@@ -43,14 +89,17 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
     for r in range(rounds):
         for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
             _check_npy(folder / name, folder)
-    try:
-        load_npy(folder / "walks" / "counts.npy")
-        for j in range(parts):
-            z = load_npz(folder / "noise" / f"noise{j}.npz")
-            Noise(z["prob"], z["alias"])
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
-        raise damaged(Path(getattr(exc, "filename", None) or folder), folder,
-                      f"cannot be read ({exc})") from None
+    def noise(path: Location) -> None:
+        z = load_npz(path)
+        Noise(z["prob"], z["alias"])
+
+    reads = [(folder / "walks" / "counts.npy", load_npy)]
+    reads += [(folder / "noise" / f"noise{j}.npz", noise) for j in range(parts)]
+    for path, read in reads:
+        try:
+            read(path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
+            raise damaged(path, folder, f"cannot be read ({unreadable(exc)})") from None
     if version == 0:
         return
     for which in "AB":
@@ -66,6 +115,15 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
             if not np.isfinite(block).all():
                 raise damaged(path, folder, "holds NaN or infinite values (a damaged file, or "
                               "a fit that diverged: then start over with a smaller --lr)")
+
+
+def unreadable(exc: BaseException) -> str:
+    """Why a file of the folder cannot be read, in a few words: numpy's advice to load a
+    file of pickled objects unsafely is not passed on."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if "pickle" in text:
+        return "not an array file of numbers: it holds pickled objects, which are never loaded"
+    return text
 
 
 def _check_npy(path: Location, folder: Location) -> None:
@@ -96,6 +154,43 @@ def read_json(path: Location, folder: Location) -> dict:
     return data
 
 
+def check_progress(state: dict, path: Location, folder: Location, steps: int,
+                   n_kernels: int) -> None:
+    """The record ``progress.json`` of a fit of ``steps`` steps and ``n_kernels`` kernels
+    checked before a resume uses it: a step in ``0..steps``, counts and losses that are
+    numbers, a positive finite kernel scale, finite kernel weights; otherwise
+    :func:`damaged` naming the file and the first bad entry."""
+    def number(x) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool) and np.isfinite(x)
+
+    def bad(why: str) -> InputError:
+        return damaged(path, folder, f"records {why}")
+
+    step = state["step"]
+    if isinstance(step, bool) or not 0 <= step <= steps:
+        raise bad(f"step {step!r}, not one of 0..{steps}")
+    pairs = state.get("pairs", 0)
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 0:
+        raise bad(f"pairs {str(pairs)[:40]!r}, not a count")
+    losses = state.get("losses", [])
+    if not isinstance(losses, list) or not all(
+            isinstance(x, list) and len(x) == 3 and all(number(v) for v in x) for x in losses):
+        raise bad("losses that are not finite numbers")
+    if "scale" in state and not (number(state["scale"]) and state["scale"] > 0):
+        raise bad(f"scale {str(state['scale'])[:40]!r}, not a positive number")
+    beta = state.get("beta")
+    if beta is not None and not (isinstance(beta, list) and len(beta) == n_kernels
+                                 and all(number(b) for b in beta)):
+        raise bad(f"kernel weights (beta) that are not {n_kernels} finite numbers")
+    for key in ("narrowed", "checks"):
+        looks = state.get(key, [])
+        if not isinstance(looks, list) or not all(
+                isinstance(x, dict) and number(x.get("kernel_scale")) for x in looks):
+            raise bad(f"{key} that is not a list of the robust check's readings")
+    if not isinstance(state.get("simplex", False), bool):
+        raise bad("simplex that is not true or false")
+
+
 def recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     """The seed a folder's plan recorded (a fit resumed without ``random_state``)."""
     try:
@@ -103,6 +198,23 @@ def recorded_seed(plan: dict, path: Location, folder: Location) -> np.uint64:
     except (KeyError, TypeError, ValueError):
         raise InputError(f"records no seed: the folder {folder} is damaged; remove it to "
                          "start over", path) from None
+
+
+def check_same_graph(old: dict, plan: dict, folder: Location) -> None:
+    """An :class:`InputError` if the folder's plan ``old`` (of this plan version) records
+    another graph than ``plan``: other edges, weights or node ids, or weights on one side
+    only."""
+    if old.get("version") != plan["version"] or old.get("graph") == plan["graph"]:
+        return
+    was = old.get("graph") if isinstance(old.get("graph"), dict) else {}
+    weighted, now = was.get("weighted"), plan["graph"]["weighted"]
+    if isinstance(weighted, bool) and weighted != now:
+        why = (f"a {'weighted' if weighted else 'unweighted'} graph, and this one is "
+               f"{'weighted' if now else 'unweighted'}")
+    else:
+        why = "its edges, weights or node ids differ from this graph's"
+    raise InputError(f"--partition-dir {folder} holds a fit of another graph ({why}): give "
+                     "an empty folder, or the graph that fit was made of")
 
 
 def differences(old: dict, plan: dict) -> str:

@@ -31,9 +31,12 @@ import numpy as np
 from numba import njit
 
 from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
+from kernelne.errors import InputError
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.store import npy_header, read_npy_header
+from kernelne.partitioned.buckets import release_futures
+from kernelne.partitioned.plan import graph_digest
+from kernelne.partitioned.store import allocated_memmap, npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
 TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
@@ -59,15 +62,13 @@ def _part_masks(walks, parts):
     return masks
 
 
-def walk_plan(corpus: WalkCorpus, rounds: int, parts: int) -> dict:
-    """What a folder's round files depend on: the graph (its size and sums of its arrays), the
-    seed, the walk settings, the rounds and the parts."""
+def walk_plan(corpus: WalkCorpus, rounds: int, parts: int, digest: str | None = None) -> dict:
+    """What a folder's round files depend on: the graph (its size and
+    :func:`~kernelne.partitioned.plan.graph_digest`), the seed, the walk settings, the rounds
+    and the parts (``digest``: the graph's, if already made)."""
     g = corpus.graph
     plan = {
-        "n": int(g.n_nodes), "edges": int(len(g.indices)),
-        "indptr_sum": int(g.indptr.astype(np.int64).sum() % (1 << 61)),
-        "indices_sum": int(g.indices.astype(np.int64).sum() % (1 << 61)),
-        "weights_sum": None if g.weights is None else float(np.sum(g.weights)),
+        "n": int(g.n_nodes), "edges": int(len(g.indices)), "graph": digest or graph_digest(g),
         "seed": int(corpus.seed), "walks_per_node": corpus.walks_per_node,
         "walk_length": corpus.walk_length, "p": corpus.p, "q": corpus.q,
         "rounds": int(rounds), "parts": int(parts),
@@ -83,7 +84,7 @@ def partial_path(path: Path, token: str) -> Path:
 
 
 def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Path]],
-                   parts: int, counts: np.ndarray) -> list[int]:
+                   parts: int, counts: np.ndarray, digest: str | None = None) -> list[int]:
     """The rounds whose walks are still to be made; the visits of the others (whole files of
     the corpus ``walks/plan.json`` records) are added to ``counts``.
 
@@ -99,6 +100,8 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         The fit's partitions.
     counts : ndarray of int64
         The unigram counts, added to.
+    digest : str, optional
+        The graph's :func:`~kernelne.partitioned.plan.graph_digest`, if already made.
 
     Returns
     -------
@@ -107,7 +110,7 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         its round files are removed and this corpus is recorded.
     """
     walks = folder / "walks"
-    plan = walk_plan(corpus, len(files), parts)
+    plan = walk_plan(corpus, len(files), parts, digest)
     record = walks / "plan.json"
     try:
         old = json.loads(record.read_text(encoding="utf-8"))
@@ -253,19 +256,25 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
             "p": corpus.p, "q": corpus.q, "seed": int(corpus.seed), "parts": int(parts),
             "chunk_walks": corpus.chunk_walks}
     token = uuid.uuid4().hex[:12]
-    pending = None
-    for job in [*jobs, None]:
-        submitted = None
-        if job is not None:
-            submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
-        if pending is not None:
-            (r, (lo, hi), files), futures = pending
-            for part in gather(client, futures):
-                counts += part
-            del futures
-            _publish(files, token)
-            advance(hi - lo)
-        pending = submitted
+    pending = submitted = None
+    try:
+        for job in [*jobs, None]:
+            submitted = None
+            if job is not None:
+                submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
+            if pending is not None:
+                (r, (lo, hi), files), futures = pending
+                results = gather(client, futures)
+                release_futures(client, futures)
+                for part in results:
+                    counts += part
+                _publish(files, token)
+                advance(hi - lo)
+            pending = submitted
+    finally:  # a failed or interrupted round: its tasks and the next one's are cancelled
+        for held in (pending, submitted):
+            if held is not None:
+                release_futures(client, held[1])
     shutil.rmtree(graph_dir, ignore_errors=True)
 
 
@@ -276,7 +285,12 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
     hidden = partial_path(walk_file, token), partial_path(mask_file, token)
     for path, dtype, shape in ((hidden[0], np.int32, (hi - lo, spec["walk_length"])),
                                (hidden[1], np.uint64, (hi - lo,))):
-        allocated = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        try:
+            allocated = allocated_memmap(path, dtype, shape)
+        except OSError as exc:  # a full disk: no file left half-made
+            for made in hidden:
+                made.unlink(missing_ok=True)
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         del allocated
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)

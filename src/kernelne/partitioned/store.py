@@ -14,6 +14,8 @@ moved. Credentials and endpoints come from the file system's usual configuration
 
 from __future__ import annotations
 
+import errno
+import functools
 import io
 import os
 import shutil
@@ -27,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.outputs import atomic_path
+from kernelne.outputs import atomic_path, pid_alive
 
 #: Protocols whose writes of a whole object are atomic and that have no folders to make.
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss",
@@ -77,6 +79,37 @@ def location(spec: str | os.PathLike) -> Location:
     if protocol.lower() in ("file", "local"):
         return Path(rest)
     return RemotePath(text.rstrip("/"))
+
+
+#: the errors of the HTTP clients under fsspec's stores that say the server is not answering
+CONNECTION_ERRORS = frozenset({"EndpointConnectionError", "ConnectTimeoutError",
+                               "ConnectionClosedError", "ReadTimeoutError",
+                               "ClientConnectorError", "ServerDisconnectedError",
+                               "ClientOSError", "ServerTimeoutError"})
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says that a URL's store stopped
+    answering: a connection error of the OS, or of botocore or aiohttp by name.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception a store's call raised.
+
+    Returns
+    -------
+    bool
+        True for a lost connection, False for any other error.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ConnectionError | TimeoutError) or any(
+                cls.__name__ in CONNECTION_ERRORS for cls in type(exc).__mro__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def is_remote(path: Location) -> bool:
@@ -217,6 +250,54 @@ def create_exclusive(path: Location, data: bytes) -> bool:
     return True
 
 
+#: the kinds of temporary folders a partitioned fit makes: ``kernelne-{kind}-{pid}-*``
+SCRATCH_KINDS = ("parts", "stage", "rows")
+
+
+def scratch_folder(kind: str) -> Path:
+    """A new temporary folder ``kernelne-{kind}-{pid}-*`` in the system's temporary folder;
+    the first one a process makes there removes those left by dead processes
+    (:func:`remove_dead_scratch`).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`SCRATCH_KINDS`.
+
+    Returns
+    -------
+    Path
+        The new, empty folder.
+    """
+    where = tempfile.gettempdir()
+    remove_dead_scratch(where)
+    return Path(tempfile.mkdtemp(prefix=f"kernelne-{kind}-{os.getpid()}-", dir=where))
+
+
+@functools.cache
+def remove_dead_scratch(where: str) -> None:
+    """Remove the temporary folders of :data:`SCRATCH_KINDS` in ``where`` whose process is no
+    longer running on this host (killed by SIGKILL or the OOM killer, which skip every clean-up:
+    a fit's walks and blocks, gigabytes at scale); once per process and folder. A live
+    process' folders, another user's and folders of other names are left alone.
+
+    Parameters
+    ----------
+    where : str
+        The temporary folder looked in.
+    """
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return
+    for entry in entries:
+        for kind in SCRATCH_KINDS:
+            pid, dash, rest = entry.name.removeprefix(f"kernelne-{kind}-").partition("-")
+            if (entry.name.startswith(f"kernelne-{kind}-") and dash and rest and pid.isdigit()
+                    and entry.is_dir(follow_symlinks=False) and not pid_alive(int(pid))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
 @contextmanager
 def staged(path: Location) -> Iterator[Path]:
     """A local temporary file to write; on success it becomes the file at ``path`` whole (a
@@ -225,7 +306,7 @@ def staged(path: Location) -> Iterator[Path]:
         with atomic_path(path) as tmp:
             yield tmp
         return
-    scratch = Path(tempfile.mkdtemp(prefix="kernelne-stage-"))
+    scratch = scratch_folder("stage")
     try:
         tmp = scratch / path.name
         yield tmp
@@ -238,6 +319,42 @@ def staged(path: Location) -> Iterator[Path]:
             fs.mv(temporary, where)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def allocated_memmap(path: Path, dtype, shape: tuple[int, ...]) -> np.memmap:
+    """A new .npy file at ``path`` memory-mapped for writing
+    (``np.lib.format.open_memmap(path, "w+")``), its disk blocks allocated first
+    (``posix_fallocate``): a full disk is an ``OSError`` (``ENOSPC``) here, where a sparse
+    file's map died of ``SIGBUS`` at the first page the disk had no room for.
+
+    Parameters
+    ----------
+    path : Path
+        The new file (a temporary name: the caller removes it on error).
+    dtype : numpy dtype
+        The array's type.
+    shape : tuple of int
+        The array's shape.
+
+    Returns
+    -------
+    numpy.memmap
+        The array, mapped.
+    """
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    allocate = getattr(os, "posix_fallocate", None)
+    if allocate is None:
+        return out
+    fd = os.open(path, os.O_RDWR)
+    try:
+        allocate(fd, 0, os.fstat(fd).st_size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            del out
+            raise
+    finally:
+        os.close(fd)
+    return out
 
 
 def npy_header(path: Location) -> tuple[tuple[int, ...], bool, np.dtype, int]:
