@@ -17,3 +17,13 @@ def run_cli(argv, capsys) -> tuple[int, str]:
     """``(exit code, stderr)`` of ``kernelne ARGV`` run in this process."""
     code = main([str(a) for a in argv])
     return code, capsys.readouterr().err
+
+
+def one_error_line(err: str, *words: str) -> None:
+    """``err`` holds no traceback and exactly one ``kernelne: error:`` line (other lines, such
+    as Dask's own log, may stand beside it), and that line holds every one of ``words``."""
+    assert "Traceback" not in err
+    lines = [line for line in err.strip().splitlines() if line.startswith("kernelne: error:")]
+    assert len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], err

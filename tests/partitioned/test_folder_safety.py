@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from cli_runs import run_cli
+from cli_runs import one_error_line, run_cli
 
 import kernelne.partitioned.blocks as blocks
 import kernelne.partitioned.buckets as buckets
@@ -37,14 +37,6 @@ def edge_file(tmp_path):
     path = tmp_path / "g.txt"
     path.write_text("".join(f"{u} {v}\n" for u, v in zip(src, g.indices, strict=True) if u < v))
     return path
-
-
-def one_error_line(err: str, *words: str) -> None:
-    assert "Traceback" not in err
-    lines = [line for line in err.strip().splitlines() if line.startswith("kernelne: error:")]
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], err
 
 
 @pytest.mark.parametrize("url, words", [

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_runs import run_cli
+from cli_runs import one_error_line, run_cli
 
 import kernelne.partitioned.buckets as buckets
 from kernelne import Graph
@@ -47,14 +47,6 @@ def write_edges(path, edges, weights=None) -> None:
              for (u, v), w in zip(edges, weights if weights is not None else [None] * len(edges),
                                   strict=True)]
     path.write_text("\n".join(lines) + "\n")
-
-
-def one_error_line(err: str, *words: str) -> None:
-    assert "Traceback" not in err
-    lines = [line for line in err.strip().splitlines() if line.startswith("kernelne: error:")]
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], err
 
 
 def crash_after(monkeypatch, done: int) -> None:

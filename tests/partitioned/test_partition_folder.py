@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from cli_runs import one_error_line
 
 import kernelne.partitioned.blocks as blocks
 import kernelne.partitioned.buckets as buckets
@@ -51,14 +52,6 @@ FAST = ["--dim", "8", "--walks-per-node", "4", "--workers", "1", "--quiet", "--s
 def run_cli(argv, capsys) -> tuple[int, str]:
     code = main([str(a) for a in argv])
     return code, capsys.readouterr().err
-
-
-def one_error_line(err: str, *words: str) -> None:
-    assert "Traceback" not in err
-    lines = [line for line in err.strip().splitlines() if line.startswith("kernelne: error:")]
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], err
 
 
 # --- DK01: the folder sent to the workers ----------------------------------------------------
