@@ -170,6 +170,21 @@ def test_a_stale_lock_is_reported_not_taken(tmp_path, edge_file, capsys):
     assert sorted(p.name for p in folder.iterdir()) == [locks.LOCK]
 
 
+@pytest.mark.parametrize("pid", [10**23, -1])
+def test_a_lock_with_an_impossible_pid_is_one_line(tmp_path, edge_file, capsys, pid):
+    """Audit 5 H9: a pid no process can have (os.kill overflows or refuses it) is reported
+    as the lock's holder in one line, not a traceback; the lock is not taken."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    lock = folder / locks.LOCK
+    lock.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "token": "x"}))
+    code, err = run_cli(["embed", edge_file, "-o", tmp_path / "e.npy", *FAST,
+                         "--partition-dir", folder], capsys)
+    assert code == 2
+    one_error_line(err, f"pid {pid}", str(lock))
+    assert json.loads(lock.read_text())["pid"] == pid
+
+
 def test_the_lock_is_released_when_the_fit_fails(tmp_path, monkeypatch):
     g = small_graph()
 
