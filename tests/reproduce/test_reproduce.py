@@ -138,7 +138,7 @@ def test_paper_settings_and_quick():
         pytest.approx(3.0 * 2 ** 0.5)
     assert config.params("link_prediction", "hepth", "kernelne-sch")["alpha"] == 2.0
     assert config.params("classification", "cora", "hope") == {
-        "beta": None, "beta_ratio": 0.5, "dim": 128}
+        "beta": None, "beta_ratio": 0.5, "dim": 128, "propagate": False}
     quick = load_config(quick=True)
     assert quick.params("classification", "cora", "deepwalk")["dim"] == 32
     assert quick.task("classification")["repeats"] == 2
