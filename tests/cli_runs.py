@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from kernelne.cli.app import main
 
 #: a 30-node ring with two chords
@@ -27,3 +29,22 @@ def one_error_line(err: str, *words: str) -> None:
     assert len(lines) == 1, err
     for word in words:
         assert word in lines[0], err
+
+
+def only_error_line(err: str) -> str:
+    """The single non-blank line of ``err``, which must be a ``kernelne: error:`` line (no
+    traceback, nothing else)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kernelne: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def random_embedding(path: Path, n: int, d: int = 8, seed: int = 0) -> Path:
+    """Write ``n`` seeded normal rows of dimension ``d`` as word2vec text (ids ``0..n-1``)."""
+    vectors = np.random.default_rng(seed).normal(size=(n, d))
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{n} {d}\n")
+        for i, row in enumerate(vectors):
+            fh.write(f"{i} " + " ".join(f"{x:.5f}" for x in row) + "\n")
+    return path

@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
+from cli_runs import random_embedding
 from tune_fakes import KARATE
 
 from kernelne.cli.app import main
-
-
-def random_embedding(path: Path, n: int, d: int = 8, seed: int = 0) -> Path:
-    vectors = np.random.default_rng(seed).normal(size=(n, d))
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{n} {d}\n")
-        for i, row in enumerate(vectors):
-            fh.write(f"{i} " + " ".join(f"{x:.5f}" for x in row) + "\n")
-    return path
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from cli_runs import only_error_line, random_embedding
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,26 +17,9 @@ from kernelne.cli.app import main
 from kernelne.evaluation.plot import plot_embedding, project
 
 
-def one_error_line(err: str) -> str:
-    """The single stderr line, which must be a ``kernelne: error:`` line."""
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kernelne: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
-
-
 def leftovers(folder: Path, before: set[str]) -> set[str]:
     """Names in ``folder`` that were not there ``before`` (temporary files included)."""
     return set(os.listdir(folder)) - before
-
-
-def random_embedding(path: Path, n: int, d: int = 8, seed: int = 0) -> Path:
-    vectors = np.random.default_rng(seed).normal(size=(n, d))
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{n} {d}\n")
-        for i, row in enumerate(vectors):
-            fh.write(f"{i} " + " ".join(f"{x:.5f}" for x in row) + "\n")
-    return path
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -61,7 +45,7 @@ def test_plot_sample_zero_is_an_error(tmp_path, capsys):
     emb = random_embedding(tmp_path / "emb.txt", 20)
     before = set(os.listdir(tmp_path))
     assert main(["plot", str(emb), "--sample", "0", "-o", str(tmp_path / "m.png")]) == 2
-    assert "--sample" in one_error_line(capsys.readouterr().err)
+    assert "--sample" in only_error_line(capsys.readouterr().err)
     assert not leftovers(tmp_path, before)
 
 
@@ -72,7 +56,7 @@ def test_plot_labels_matching_no_node_is_an_error(tmp_path, capsys):
     before = set(os.listdir(tmp_path))
     code = main(["plot", str(emb), "--labels", str(labels), "-o", str(tmp_path / "m.png")])
     assert code == 2
-    line = one_error_line(capsys.readouterr().err)
+    line = only_error_line(capsys.readouterr().err)
     assert "none of the 20 labelled nodes" in line and str(labels) in line
     assert not leftovers(tmp_path, before)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runs import only_error_line
 from tune_fakes import write_karate
 
 from kernelne.cli.app import main
@@ -27,14 +28,6 @@ FAST = ["--dim", "8", "--workers", "1", "--search-walks", "4", "--quiet"]
 def karate(tmp_path):
     """``(edge list, labels of the two clubs)`` in ``tmp_path``."""
     return write_karate(tmp_path)
-
-
-def one_error_line(err: str) -> str:
-    """The single stderr line, which must be a ``kernelne: error:`` line."""
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kernelne: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def leftovers(folder: Path, before: set[str]) -> set[str]:
@@ -65,7 +58,7 @@ def test_tune_report_failure_leaves_nothing(karate, tmp_path, capsys, monkeypatc
                  "--trials", "1", "-o", str(tmp_path / "e.npy"),
                  "--report-dir", str(tmp_path / "rep")])
     assert code == 2
-    assert "the map cannot be drawn" in one_error_line(capsys.readouterr().err)
+    assert "the map cannot be drawn" in only_error_line(capsys.readouterr().err)
     assert not leftovers(tmp_path, before)
 
 
@@ -131,7 +124,7 @@ def test_tune_bad_settings_fail_before_the_search(karate, tmp_path, capsys, no_s
             "4", "--dim", "8", "-o", str(tmp_path / "e.npy"), *extra]
     before = set(os.listdir(tmp_path))
     assert main(args) == 2
-    assert expected in one_error_line(capsys.readouterr().err)
+    assert expected in only_error_line(capsys.readouterr().err)
     assert not leftovers(tmp_path, before)
 
 
@@ -147,7 +140,7 @@ def test_tune_holdout_is_checked_before_the_graph_is_read(karate, tmp_path, caps
     code = main(["tune", str(edges), "--labels", str(labels), "--holdout", holdout,
                  "-o", str(tmp_path / "e.npy")])
     assert code == 2
-    assert "holdout must lie strictly between 0 and 1" in one_error_line(
+    assert "holdout must lie strictly between 0 and 1" in only_error_line(
         capsys.readouterr().err)
 
 

@@ -12,6 +12,7 @@ import os
 import networkx as nx
 import numpy as np
 import pytest
+from cli_runs import only_error_line
 from tune_fakes import FULL, FakeEstimator, write_karate
 
 from kernelne.cli.app import main
@@ -167,12 +168,6 @@ def no_search(monkeypatch):
                         lambda *a, **k: pytest.fail("the search started"))
 
 
-def one_error_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kernelne: error: "), err
-    return lines[0]
-
-
 FAST = ["--dim", "8", "--workers", "1", "--quiet"]
 
 
@@ -187,7 +182,7 @@ def test_cli_every_trial_failing_is_one_line(karate, tmp_path, capsys, monkeypat
     finally:
         Fake.fails = staticmethod(lambda p, graph: False)
     assert code == 1
-    line = one_error_line(capsys.readouterr().err)
+    line = only_error_line(capsys.readouterr().err)
     assert "every trial failed: trial 1 (gauss): training diverged" in line
     assert "trial 6 (multi,loglik): training diverged" in line
     assert set(os.listdir(tmp_path)) == before
@@ -278,7 +273,7 @@ def test_cli_refuses_an_unwritable_report_dir(karate, tmp_path, capsys, no_searc
     code = main(["tune", str(edges), *FAST, "-o", str(tmp_path / "e.npy"), "--report-dir",
                  str(blocker / "rep")])
     assert code == 2
-    assert "its folder does not exist" in one_error_line(capsys.readouterr().err)
+    assert "its folder does not exist" in only_error_line(capsys.readouterr().err)
     assert sorted(os.listdir(tmp_path)) == ["file", "karate.edgelist", "karate.labels"]
 
 
@@ -295,7 +290,7 @@ def test_cli_full_disk_is_one_line_and_leaves_nothing(karate, tmp_path, capsys, 
     code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
                  "-o", str(tmp_path / "e.npy"), "--report-dir", str(report)])
     assert code == 2
-    line = one_error_line(capsys.readouterr().err)
+    line = only_error_line(capsys.readouterr().err)
     assert "cannot write the outputs: No space left on device" in line and "trials.png" in line
     assert set(os.listdir(tmp_path)) == before
 

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.kernels import Kernel, parse_kernel
-from kernelne.engine.propagation import parse_propagation
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.graphs.graph import Graph
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
@@ -535,11 +534,6 @@ class KernelNE(EmbeddingEstimator):
         """
         if not hasattr(self, "walk_counts_"):
             return self.fit(graph, y)
-        if (getattr(self, "propagation_", None) is not None
-                or parse_propagation(getattr(self, "propagate", False)) is not None):
-            raise ValueError("partial_fit adds rows to the rows as trained, but this model's "
-                             "rows are spectrally propagated (propagate, --propagate: every "
-                             "row changes when the graph grows): refit on the grown graph")
         if is_matrix_input(graph):
             shape = getattr(graph, "shape", None) or np.shape(graph)
             m = shape[1] if len(shape) == 2 else 1

@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.chunks import train_chunks
 from kernelne.engine.diagnostics import check_finite
+from kernelne.engine.propagation import parse_propagation
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table, seed_to_uint64
 from kernelne.engine.trainer import (
@@ -120,6 +121,11 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     check_is_fitted(model, "walk_counts_",
                     msg="This %(name)s instance is not fitted yet: partial_fit adds nodes to a "
                         "fitted model (call fit or KernelNE.load_model first).")
+    if (getattr(model, "propagation_", None) is not None
+            or parse_propagation(getattr(model, "propagate", False)) is not None):
+        raise ValueError("partial_fit adds rows to the rows as trained, but this model's "
+                         "rows are spectrally propagated (propagate, --propagate: every "
+                         "row changes when the graph grows): refit on the grown graph")
     if not 0.0 <= touched_rate <= 1.0:
         raise ValueError(f"touched_rate must lie in [0, 1], got {touched_rate}")
     if int(new_walks_factor) < 1:
