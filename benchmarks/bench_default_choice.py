@@ -8,7 +8,8 @@ logistic regression (liblinear, C = 1), top-k rule, the mean Micro-F1 of 5 split
 cross-validation on its training nodes). The methods:
 
 - ``default``: ``KernelNE()`` (``kernelne embed G``);
-- ``default+propagate``: ``KernelNE(propagate=True)`` (``kernelne embed G --propagate``);
+- ``plain``, ``propagated``: ``KernelNE(propagate=False)`` and ``KernelNE(propagate=True)``
+  (``--propagate off`` / ``--propagate``), the two choices of ``propagate="auto"``;
 - ``deepwalk``, ``netmf``, ``prone``: ``kernelne embed G --method NAME``.
 
 Each (graph, method, seed) runs in a fresh process, which loads the graph, fits the method once
@@ -18,9 +19,14 @@ the fit (Linux ``VmHWM``, reset before the fit). Graphs:
 
 - ``email-eu``, ``wiki``: ``DIR/NAME.edges.gz`` and ``DIR/NAME.labels.gz`` of ``--dev-dir``
   (nodes without an edge are not embedded and are left out of the scores);
-- ``cora``, ``citeseer``: the packaged networks (:func:`kernelne.load_dataset`);
-- ``gen-dense``, ``gen-sparse``: the planted partitions of :data:`GENERATED`, written by
-  ``kernelne generate N M K MU -o PREFIX --seed S`` and read back as a user would.
+- ``cora``, ``citeseer``, ``dblp``: the packaged networks (:func:`kernelne.load_dataset`);
+- ``gen-*``: the planted partitions of :data:`GENERATED`, written by
+  ``kernelne generate N M K MU -o PREFIX --seed S`` and read back as a user would;
+  ``gen-directed`` is read with ``directed=True`` and ``gen-weighted`` gets a third column of
+  weights drawn uniformly from 1..9 (seed 0), unrelated to the communities.
+
+``propagate="auto"`` was set from the first six graphs (email-eu, wiki, cora, citeseer,
+gen-dense, gen-sparse); the rest (:data:`HELD_OUT`) check it.
 
 Every record is appended as one JSON line to ``--out`` as soon as it is measured; a rerun skips
 the (graph, method, seed) already there. Usage:
@@ -47,6 +53,7 @@ from _common import current_rss_mb, peak_rss_mb, reset_peak_rss
 import kernelne
 from kernelne import KernelNE, load_dataset
 from kernelne.baselines import make_method
+from kernelne.engine.propagation import choose_propagation
 from kernelne.evaluation import evaluate_node_classification
 from kernelne.evaluation.classification import SELECT_CS, read_node_labels
 from kernelne.graphs.graph import Graph, load_graph
@@ -56,9 +63,17 @@ from kernelne.graphs.graph import Graph, load_graph
 GENERATED = {
     "gen-dense": (2000, 60000, 10, 0.6, 11),   # mean degree about 60, most ends random
     "gen-sparse": (5000, 20000, 25, 0.35, 12),  # mean degree about 8, clearer communities
+    # held out from the choice of propagate="auto"
+    "gen-d3": (10000, 16000, 20, 0.3, 21),      # mean degree about 3
+    "gen-d6": (8000, 25000, 15, 0.45, 22),      # about 6
+    "gen-d12": (4000, 25000, 8, 0.5, 23),       # about 12
+    "gen-d25": (3000, 40000, 12, 0.7, 24),      # about 25, mostly random ends
+    "gen-directed": (5000, 30000, 10, 0.5, 25),  # about 12, read directed
+    "gen-weighted": (5000, 30000, 10, 0.5, 26),  # about 12, random weights 1..9
 }
-GRAPHS = ["email-eu", "wiki", "cora", "citeseer", "gen-dense", "gen-sparse"]
-METHODS = ["default", "default+propagate", "deepwalk", "netmf", "prone"]
+HELD_OUT = ["dblp", "gen-d3", "gen-d6", "gen-d12", "gen-d25", "gen-directed", "gen-weighted"]
+GRAPHS = ["email-eu", "wiki", "cora", "citeseer", "gen-dense", "gen-sparse", *HELD_OUT]
+METHODS = ["default", "plain", "propagated", "deepwalk", "netmf", "prone"]
 RATIOS = (0.1, 0.5)
 SPLITS = 5
 
@@ -73,7 +88,14 @@ def load(name: str, dev_dir: Path, gen_dir: Path) -> tuple[Graph, object, object
                             *map(str, GENERATED[name][:4]), "-o", prefix,
                             "--seed", str(GENERATED[name][4])], check=True,
                            stdout=subprocess.DEVNULL)
-        graph = load_graph(prefix + ".edges")
+        path = prefix + ".edges"
+        if name == "gen-weighted" and not Path(prefix + ".weighted").exists():
+            edges = np.loadtxt(path, dtype=np.int64, ndmin=2)
+            weights = np.random.default_rng(0).integers(1, 10, len(edges))
+            np.savetxt(prefix + ".weighted", np.column_stack([edges, weights]), fmt="%d")
+        if name == "gen-weighted":
+            path = prefix + ".weighted"
+        graph = load_graph(path, directed=name == "gen-directed")
         nodes, labels = read_node_labels(prefix + ".labels")
         return graph, labels, nodes
     if name in ("email-eu", "wiki"):
@@ -88,8 +110,8 @@ def model_of(method: str, seed: int):
     """The estimator of ``method`` at its defaults, one worker, seeded."""
     if method == "default":
         return KernelNE(workers=1, random_state=seed)
-    if method == "default+propagate":
-        return KernelNE(workers=1, random_state=seed, propagate=True)
+    if method in ("plain", "propagated"):
+        return KernelNE(workers=1, random_state=seed, propagate=method == "propagated")
     return make_method(method, workers=1, random_state=seed)
 
 
@@ -117,8 +139,10 @@ def measure(graph: Graph, labels, label_nodes, method: str, seed: int,
             repeats=SPLITS, seed=0, n_jobs=1, missing="skip", select_C=SELECT_CS)
         for r in RATIOS:
             record[f"micro_f1@{r:g} C chosen"] = round(chosen.value("micro_f1", f"{r:g}"), 4)
-    if method.startswith("default"):
+    if isinstance(model, KernelNE):
         record["setting"] = model.setting_["name"]
+        record["propagated"] = model.propagation_ is not None
+    record["auto_propagates"] = choose_propagation("auto", graph.adjacency())[0] is not None
     return record
 
 
@@ -169,12 +193,27 @@ def run(args: argparse.Namespace) -> None:
                         f.write(line + "\n")
 
 
+def derived_defaults(recs: list[dict]) -> list[dict]:
+    """``default`` records where none was measured: the ``propagated`` or ``plain`` record of
+    the same graph and seed, as ``propagate="auto"`` chooses on that graph (its rows are
+    those of that choice bit for bit, tests/model/test_propagate.py)."""
+    measured = {(r["graph"], r["seed"]) for r in recs if r["method"] == "default"}
+    out = []
+    for r in recs:
+        chosen = "propagated" if r.get("auto_propagates") else "plain"
+        if r["method"] == chosen and (r["graph"], r["seed"]) not in measured:
+            out.append({**r, "method": "default"})
+    return out
+
+
 def summarize(paths: list[str]) -> str:
-    """A markdown table: per graph and method, Micro-F1 @10% / @50% with C = 1 (mean over the
-    seeds, with min-max when there are several; the best method of each cell in bold), fit
+    """A markdown table: per graph and method (``default`` measured, or derived by
+    :func:`derived_defaults`), Micro-F1 @10% / @50% with C = 1 (mean over the seeds,
+    with min-max when there are several; the best method of each cell in bold), fit
     seconds and peak MiB (medians over the seeds); records of ``--select-C`` add the two
     columns with C chosen (over the seeds that have them)."""
     recs = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    recs += derived_defaults(recs)
     keys = ["micro_f1@0.1", "micro_f1@0.5"]
     if any("micro_f1@0.1 C chosen" in r for r in recs):
         keys += ["micro_f1@0.1 C chosen", "micro_f1@0.5 C chosen"]
@@ -185,13 +224,18 @@ def summarize(paths: list[str]) -> str:
     for g in graphs:
         rows = [r for r in recs if r["graph"] == g]
         present = [m for m in METHODS if any(r["method"] == m for r in rows)]
-        best = {k: max(np.mean([r[k] for r in rows if r["method"] == m and k in r])
-                       for m in present) for k in keys}
+        means = {(m, k): [r[k] for r in rows if r["method"] == m and k in r]
+                 for m in present for k in keys}
+        best = {k: max((np.mean(v) for (m, kk), v in means.items() if kk == k and v),
+                       default=None) for k in keys}
         for m in present:
             mine = [r for r in rows if r["method"] == m]
             cells = []
             for k in keys:
-                vals = [r[k] for r in mine if k in r]
+                vals = means[(m, k)]
+                if not vals:
+                    cells.append("-")
+                    continue
                 text = f"{np.mean(vals):.3f}"
                 if len(vals) > 1:
                     text += f" ({min(vals):.3f}-{max(vals):.3f})"
