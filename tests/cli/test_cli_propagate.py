@@ -1,5 +1,6 @@
 """``--propagate``: the rows of ``embed`` propagated for KernelNE and a baseline, the same
-shape and ids; a bad setting refused while parsing; ``update`` refusing a propagated model."""
+shape and ids; a bad setting refused while parsing; ``auto`` said in the summary and off with
+``--paper`` and the baselines; ``update`` of a propagated model."""
 
 from __future__ import annotations
 
@@ -56,16 +57,39 @@ def test_a_bad_propagate_is_refused_while_parsing(tmp_path, capsys, value, messa
     assert "Traceback" not in err and not out.exists()
 
 
-def test_update_refuses_a_propagated_model_in_one_line(tmp_path, capsys):
+def test_update_of_a_propagated_model_propagates_the_grown_rows(tmp_path, capsys):
     model, out = tmp_path / "m.npz", tmp_path / "u.npy"
     assert _run(["embed", KARATE, "-o", tmp_path / "e.npy", *FAST, "--propagate",
                  "--model-out", model], capsys)[0] == 0
     grown = tmp_path / "grown.txt"
     grown.write_text(KARATE.read_text() + "\n0 100\n")
     code, err = _run(["update", model, grown, "-o", out, "--quiet"], capsys)
-    assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "--propagate" in err and "refit on the grown graph" in err
-    assert not out.exists()
+    assert code == 0 and err == ""
+    rows, ids = load_embedding(out)
+    assert rows.shape == (35, 4) and 100 in ids.tolist()
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 2.5, rtol=1e-5)  # unit x 2.5
+
+
+def test_auto_is_said_and_paper_and_baselines_keep_their_rows(tmp_path, capsys):
+    dense = tmp_path / "dense.edges"
+    rng = np.random.default_rng(0)
+    pairs = {tuple(sorted(p)) for p in rng.integers(0, 60, (400, 2)).tolist() if p[0] != p[1]}
+    dense.write_text("".join(f"{u} {v}\n" for u, v in sorted(pairs)))
+    fast = [o for o in FAST if o != "--quiet"]
+    assert main(["embed", str(dense), "-o", str(tmp_path / "a.npy"), *fast]) == 0
+    out = capsys.readouterr().out
+    assert "propagated order=10,mu=0.2,theta=0.5: the rows spectrally propagated" in out
+    assert "; auto: mean degree " in out and " >= 8" in out
+    assert main(["embed", str(dense), "-o", str(tmp_path / "p.npy"), *fast, "--paper"]) == 0
+    assert "propagated" not in capsys.readouterr().out
+    for method in ("deepwalk", "line"):
+        assert main(["embed", str(dense), "-o", str(tmp_path / f"{method}.npy"), *fast,
+                     "--seed", "0", "--method", method, "--propagate", "off"]) == 0
+        plain = load_embedding(tmp_path / f"{method}.npy")[0]
+        assert main(["embed", str(dense), "-o", str(tmp_path / f"{method}2.npy"), *fast,
+                     "--seed", "0", "--method", method]) == 0
+        np.testing.assert_array_equal(load_embedding(tmp_path / f"{method}2.npy")[0], plain)
+    capsys.readouterr()
 
 
 def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
@@ -75,4 +99,4 @@ def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "propagated order=10,mu=0.2,theta=1: the rows spectrally propagated" in out
     assert main(["embed", str(KARATE), "-o", str(tmp_path / "f.npy"), *fast]) == 0
-    assert "propagated" not in capsys.readouterr().out
+    assert "propagated no (auto: mean degree 4.6 < 8)" in capsys.readouterr().out

@@ -10,9 +10,13 @@ import pytest
 import scipy.sparse as sp
 
 from kernelne.engine.propagation import (
+    AUTO_MIN_DEGREE,
     Propagation,
     band_pass,
     chebyshev_filter,
+    check_propagation,
+    choose_propagation,
+    mean_degree,
     parse_propagation,
     propagate_rows,
     with_self_loops,
@@ -131,3 +135,26 @@ def test_cost_grows_linearly_in_the_edges():
         times[m] = min(best)
     ratio = times[400_000] / times[200_000]
     assert 1.1 < ratio < 3.2, times  # linear: ~2 (rows' dense work keeps it below)
+
+
+def test_mean_degree_is_of_the_undirected_graph_over_nodes_with_an_edge():
+    # a directed 3-cycle plus a reciprocal pair, a self-loop and an isolated node 5
+    a = sp.csr_matrix(([1.0, 1, 1, 1, 1, 1], ([0, 1, 2, 3, 4, 0], [1, 2, 0, 4, 3, 0])),
+                      shape=(6, 6))
+    assert mean_degree(a) == pytest.approx((2 + 2 + 2 + 1 + 1) / 5)
+    assert mean_degree(sp.csr_matrix((4, 4))) == 0.0
+
+
+def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
+    ring = _ring_with_chords()  # mean degree 2.5
+    assert choose_propagation("auto", ring) == (None, "auto: mean degree 2.5 < 8")
+    full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))  # mean degree 9
+    assert choose_propagation("auto", full) == (Propagation(), "auto: mean degree 9.0 >= 8")
+    assert choose_propagation(" auto ", full, partitioned=True)[0] is None
+    assert choose_propagation(True, ring) == (Propagation(), "as given")
+    assert choose_propagation("order=3", full) == (Propagation(order=3), "as given")
+    assert choose_propagation(False, full) == (None, "as given")
+    assert AUTO_MIN_DEGREE == 8.0
+    check_propagation("auto")
+    with pytest.raises(ValueError, match="decided on a graph"):
+        parse_propagation("auto")

@@ -145,7 +145,8 @@ BAD = [
     ("propagate", "mu=3", r"^propagate: mu must be in \[0, 2\], got 3$"),
     ("propagate", "theta=-1", r"^propagate: theta must be > 0, got -1$"),
     ("propagate", "size=3", r"^propagate: 'size=3' is not order=K, mu=M or theta=T"),
-    ("propagate", 1, r"^propagate must be True, False or 'order=K,mu=M,theta=T', got 1$"),
+    ("propagate", 1, r"^propagate must be True, False, 'auto' or 'order=K,mu=M,theta=T', "
+                     r"got 1$"),
     ("normalize", "l2", r"^normalize must be one of auto, none, got 'l2'$"),
 ]
 

@@ -18,7 +18,8 @@ from kernelne.graphs.npz import save_graph
 from kernelne.parallel import numba_threads
 
 SMALL = dict(dim=16, walks_per_node=10, walk_length=8, window=4, workers=1, random_state=3,
-             sigma=0.5)  # the default width collapses on this dense graph at these sizes
+             sigma=0.5,  # the default width collapses on this dense graph at these sizes
+             propagate=False)  # rows as trained (a propagated update: test_propagate.py)
 CLI_SMALL = ["--dim", "8", "--walks-per-node", "5", "--walk-length", "6", "--window", "3",
              "--seed", "1", "--workers", "1", "--quiet"]
 

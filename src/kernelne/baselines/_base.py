@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.engine.propagation import Propagation, parse_propagation, propagate_rows
+from kernelne.engine.propagation import check_propagation, choose_propagation, propagate_rows
 from kernelne.graphs.graph import Graph
 from kernelne.model.estimator import EmbeddingEstimator, check_int_params
 
@@ -19,12 +19,11 @@ class BaselineEmbedding(EmbeddingEstimator):
     (float32, row ``i`` = dense node ``i``), ``nodes_`` (the user's node ids, same order),
     ``fit_seconds_`` (wall time of the fit, graph loading excluded). A subclass whose
     constructor takes ``propagate`` has its rows spectrally propagated after ``_embed``
-    (:func:`kernelne.engine.propagation.propagate_rows`; unit rows), inside the timed fit.
+    (:func:`kernelne.engine.propagation.propagate_rows`; unit rows), inside the timed fit,
+    unless it applies it in ``_embed`` itself (``propagates_itself``).
     """
 
-    def _propagation(self) -> Propagation | None:
-        """The ``propagate`` parameter read (None: off)."""
-        return parse_propagation(getattr(self, "propagate", False))
+    propagates_itself = False
 
     def _embed(self, graph: Graph) -> np.ndarray:
         raise NotImplementedError
@@ -60,9 +59,11 @@ class BaselineEmbedding(EmbeddingEstimator):
             ``graph`` cannot be read.
         """
         g = self._fit_graph(graph)
-        settings = self._propagation()  # ValueError before the fit if the setting is bad
+        spec = False if self.propagates_itself else getattr(self, "propagate", False)
+        check_propagation(spec)  # ValueError before the fit if the setting is bad
         start = time.perf_counter()
         emb = self._embed(g)
+        settings, _ = choose_propagation(spec, g.adjacency())
         if settings is not None:
             emb = propagate_rows(g.adjacency(), emb, settings)
         emb = np.ascontiguousarray(emb, dtype=np.float32)

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
-from kernelne.engine.propagation import Propagation, parse_propagation, propagate_rows
+from kernelne.engine.propagation import check_propagation, choose_propagation, propagate_rows
 from kernelne.engine.sampling import random_generator
 from kernelne.graphs.graph import Graph
 
@@ -75,6 +75,7 @@ class ProNE(BaselineEmbedding):
     propagate : bool or str, default True
         The propagation step: ``True`` (ProNE's order 10, mu 0.2, theta 0.5), a setting
         ``"order=K,mu=M,theta=T"`` (:func:`~kernelne.engine.propagation.parse_propagation`),
+        ``"auto"`` (:func:`~kernelne.engine.propagation.choose_propagation`),
         or ``False``: the factorisation's rows only (ProNE's "SMF" ablation).
     workers : int, optional
         Accepted for a uniform interface; BLAS decides the threads.
@@ -93,6 +94,8 @@ class ProNE(BaselineEmbedding):
         The propagation applied.
     """
 
+    propagates_itself = True
+
     def __init__(
         self,
         dim: int = 128,
@@ -107,14 +110,12 @@ class ProNE(BaselineEmbedding):
 
     def _embed(self, graph: Graph) -> np.ndarray:
         dim = self._check_dim()
-        settings = parse_propagation(self.propagate)
+        check_propagation(self.propagate)
         if dim >= graph.n_nodes:
             raise ValueError(f"dim = {dim} must be smaller than the number of nodes")
         a = graph.adjacency()
         seed = int(random_generator(self.random_state).integers(2**31))
         rows = randomized_rows(prone_matrix(a), dim, seed)
+        settings, _ = choose_propagation(self.propagate, a)
         self.propagation_ = settings
         return rows if settings is None else propagate_rows(a, rows, settings)
-
-    def _propagation(self) -> Propagation | None:  # ProNE applies its own in ``_embed``
-        return None

@@ -102,7 +102,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
             random_state=args.seed, verbose=not args.quiet,
-            propagate=args.propagate or None,  # unset: the method's own default
+            # KernelNE's default "auto": the method's own default instead (off but in ProNE)
+            propagate=None if args.propagate == "auto" else args.propagate,
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)

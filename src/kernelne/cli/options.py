@@ -102,10 +102,10 @@ def pool_setting(text: str) -> int | str:
 
 def propagate_setting(text: str) -> str:
     """``--propagate``'s value, checked (kept as text: the estimators read it)."""
-    from kernelne.engine.propagation import parse_propagation
+    from kernelne.engine.propagation import check_propagation
 
     try:
-        parse_propagation(text)
+        check_propagation(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("propagate: ")) from None
     return text
@@ -268,7 +268,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
             params[row.name] = not value if row.cli.invert else value
     params["verbose"] = verbose
     if args.paper:
-        params.update(setting="given", normalize="none")
+        params.update(setting="given", normalize="none", propagate=False)
     return KernelNE(**params)
 
 
@@ -300,9 +300,13 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     if options:
         lines.append("options    " + ", ".join(options))
     propagation = getattr(model, "propagation_", None)
+    chosen = (setting or {}).get("propagation")  # propagate="auto": why
     if propagation is not None:
         lines.append(f"propagated {propagation}: the rows spectrally propagated after training "
-                     "(band-pass filter, thin SVD; health below: the rows as trained)")
+                     "(band-pass filter, thin SVD; health below: the rows as trained)"
+                     + (f"; {chosen}" if chosen else ""))
+    elif chosen:
+        lines.append(f"propagated no ({chosen})")
     for diverged in getattr(model, "lr_restarts_", []):
         lines.append(f"diverged   at lr {diverged['lr']:g} ({diverged['bad_rows']:,} of "
                      f"{diverged['rows']:,} rows NaN or infinite): restarted with lr "

@@ -24,6 +24,11 @@ propagated rows are
 whose thin SVD ``U Σ Vᵀ`` gives ``U sqrt(Σ)`` with unit rows, the embedding (as the authors'
 code). The cost is ``K`` pairs of sparse products (``O(K |E| d)``) and one ``O(n d^2)``
 SVD: linear in the edges. Order ``K = 10``, ``μ = 0.2`` and ``θ = 0.5`` are ProNE's defaults.
+
+``propagate="auto"`` (:func:`choose_propagation`) propagates with ProNE's defaults where the
+graph's mean degree is at least :data:`AUTO_MIN_DEGREE` and it has at most
+:data:`AUTO_MAX_NODES` nodes, and not otherwise (docs/QUALITY.md: the propagation lifts
+node classification on dense graphs and is a wash on sparse ones).
 """
 
 from __future__ import annotations
@@ -39,6 +44,12 @@ from scipy.special import iv
 DEFAULT_ORDER = 10
 DEFAULT_MU = 0.2
 DEFAULT_THETA = 0.5
+#: ``propagate="auto"`` propagates where the mean degree (of the undirected graph, over the
+#: nodes with an edge) is at least this
+AUTO_MIN_DEGREE = 8.0
+#: ... and the graph has at most this many nodes: the filter holds about eight ``n x d``
+#: float64 arrays, eight times a fit's rows (16 GB at 2 million nodes and d = 128)
+AUTO_MAX_NODES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,8 @@ def parse_propagation(spec: object) -> Propagation | None:
         An unknown key, a value that is not a number, or a value out of range (order a whole
         number >= 1, mu in [0, 2], theta > 0).
     """
+    if is_auto(spec):
+        raise ValueError("propagate='auto' is decided on a graph (choose_propagation)")
     if spec is None or spec is False or (isinstance(spec, str) and spec.strip() == "off"):
         return None
     if spec is True or (isinstance(spec, str) and spec.strip() in ("on", "default", "")):
@@ -91,7 +104,8 @@ def parse_propagation(spec: object) -> Propagation | None:
     if isinstance(spec, Propagation):
         return _checked(spec.order, spec.mu, spec.theta)
     if not isinstance(spec, str):
-        raise ValueError(f"propagate must be True, False or 'order=K,mu=M,theta=T', got {spec!r}")
+        raise ValueError(f"propagate must be True, False, 'auto' or 'order=K,mu=M,theta=T', "
+                         f"got {spec!r}")
     values: dict[str, float] = {}
     for part in spec.split(","):
         key, sep, text = part.partition("=")
@@ -105,6 +119,62 @@ def parse_propagation(spec: object) -> Propagation | None:
             raise ValueError(f"propagate: {key} must be a number, got {text.strip()!r}") from None
     return _checked(values.get("order", DEFAULT_ORDER), values.get("mu", DEFAULT_MU),
                     values.get("theta", DEFAULT_THETA))
+
+
+def is_auto(spec: object) -> bool:
+    """Whether ``spec`` is ``"auto"`` (decided on the graph by :func:`choose_propagation`)."""
+    return isinstance(spec, str) and spec.strip() == "auto"
+
+
+def check_propagation(spec: object) -> None:
+    """Raise ValueError if ``spec`` is neither ``"auto"`` nor read by
+    :func:`parse_propagation`."""
+    if not is_auto(spec):
+        parse_propagation(spec)
+
+
+def mean_degree(adjacency: sp.spmatrix) -> float:
+    """The mean degree of the undirected version of ``adjacency`` (``max(A, Aᵀ)``, self-loops
+    left out) over the nodes with at least one edge (0.0 without edges)."""
+    a = sp.csr_matrix(adjacency)
+    if (a != a.T).nnz:
+        a = a.maximum(a.T).tocsr()
+    counts = np.diff(a.indptr) - (a.diagonal() != 0)
+    linked = int((counts > 0).sum())
+    return float(counts.sum()) / linked if linked else 0.0
+
+
+def choose_propagation(spec: object, adjacency: sp.spmatrix,
+                       partitioned: bool = False) -> tuple[Propagation | None, str]:
+    """The propagation a ``propagate`` setting gives on a graph, and why.
+
+    Parameters
+    ----------
+    spec : bool, None, str or Propagation
+        A setting :func:`parse_propagation` reads, or ``"auto"``: ProNE's defaults where the
+        mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the graph
+        has at most :data:`AUTO_MAX_NODES` nodes, in a fit in memory; none otherwise.
+    adjacency : sparse matrix
+        The graph's ``n x n`` adjacency.
+    partitioned : bool, default False
+        The rows come from a partitioned fit (``"auto"``: none, the rows stay on disk).
+
+    Returns
+    -------
+    tuple of (Propagation or None, str)
+        The settings (None: none) and the evidence, one phrase.
+    """
+    if not is_auto(spec):
+        return parse_propagation(spec), "as given"
+    n = adjacency.shape[0]
+    if partitioned:
+        return None, "auto: a partitioned fit keeps its rows as trained"
+    if n > AUTO_MAX_NODES:
+        return None, f"auto: {n:,} nodes, more than {AUTO_MAX_NODES:,}"
+    degree = mean_degree(adjacency)
+    sign = ">=" if degree >= AUTO_MIN_DEGREE else "<"
+    return (Propagation() if degree >= AUTO_MIN_DEGREE else None,
+            f"auto: mean degree {degree:.1f} {sign} {AUTO_MIN_DEGREE:g}")
 
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:
@@ -212,5 +282,7 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     return np.ascontiguousarray(emb, dtype=np.float32)
 
 
-__all__ = ["Propagation", "parse_propagation", "band_pass", "chebyshev_filter",
-           "propagate_rows", "with_self_loops", "DEFAULT_ORDER", "DEFAULT_MU", "DEFAULT_THETA"]
+__all__ = ["Propagation", "parse_propagation", "check_propagation", "choose_propagation",
+           "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "AUTO_MAX_NODES", "band_pass",
+           "chebyshev_filter", "propagate_rows", "with_self_loops", "DEFAULT_ORDER",
+           "DEFAULT_MU", "DEFAULT_THETA"]

@@ -24,7 +24,7 @@ from kernelne.engine.diagnostics import (
     warn_if_undertrained,
 )
 from kernelne.engine.kernels import Kernel
-from kernelne.engine.propagation import Propagation, parse_propagation, propagate_rows
+from kernelne.engine.propagation import Propagation, choose_propagation, propagate_rows
 from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table
 from kernelne.engine.trainer import keep_probabilities, negative_pool_size
@@ -81,10 +81,12 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                health: dict, rho: float, checks: list[dict], narrowed: list[dict],
                simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
-               seed: int, switched_at: dict | None, start: float) -> FitRecord:
+               seed: int, switched_at: dict | None, start: float,
+               partitioned: bool = False) -> FitRecord:
     """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
-    in place with ``normalize="auto"``) and its run's figures; warns if the rows look
-    collapsed or undertrained."""
+    in place with ``normalize="auto"``) and its run's figures, with the propagation
+    ``propagate`` gives on ``g`` (:func:`~kernelne.engine.propagation.choose_propagation`);
+    warns if the rows look collapsed or undertrained."""
     mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
     # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
     if not (model.shared_negatives
@@ -93,14 +95,17 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                           ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
                           model.robust)
     scale = rescale(model, A, B, seed)
-    propagation = parse_propagation(model.propagate)
+    propagation, why = choose_propagation(model.propagate, g.adjacency(), partitioned)
+    setting = describe_setting(model, switched_at, bool(checks))
+    if why != "as given":
+        setting["propagation"] = why
     return FitRecord(
         embedding=A if propagation is None else propagated(model, g, A, propagation),
         context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
         kernel_scale=rho, beta_update="simplex" if simplex else "projected",
         walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
-        output_scale=scale, setting=describe_setting(model, switched_at, bool(checks)),
-        propagation=propagation,
+        output_scale=scale, setting=setting, propagation=propagation,
+        trained_embedding=None if propagation is None else A,
         health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
         n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
         n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
@@ -153,7 +158,8 @@ def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, cli
         narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
         beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
         n_walks=model.epochs * model.walks_per_node * g.n_nodes, counts=run.counts,
-        walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start))
+        walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start,
+        partitioned=True))
     model.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}
     model.partition_run_ = run
     return model

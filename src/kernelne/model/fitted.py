@@ -25,9 +25,9 @@ class FitRecord:
     """The fitted state of a model: the rows and what they were fitted with.
 
     The first group (the rows, their ids, the kernels and weights, the walk counts and
-    degrees, how the graph was read, the output factor, the setting and the spectral
-    propagation applied, None: none) is what a model file keeps (the propagation through the
-    saved ``propagate`` parameter); the second describes one training run.
+    degrees, how the graph was read, the output factor, the setting, the spectral
+    propagation applied (None: none) and the rows as trained before it (None: not
+    propagated)) is what a model file keeps; the second describes one training run.
     """
 
     embedding: np.ndarray
@@ -43,6 +43,7 @@ class FitRecord:
     output_scale: float = 1.0
     setting: Any = NOT_SET
     propagation: Any = NOT_SET
+    trained_embedding: Any = NOT_SET
     # one training run
     health: Any = NOT_SET
     narrowed: Any = NOT_SET

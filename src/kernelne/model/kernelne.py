@@ -166,17 +166,22 @@ class KernelNE(EmbeddingEstimator):
         :data:`~kernelne.model.auto_setting.OUTPUT_NORM` (2.5), the scale at which logistic
         regression at C = 1 scores about as it does with C chosen; cosines, neighbours and
         k-means clusters do not change. ``"none"``: the rows as trained (the paper's; set it,
-        with ``setting="given"`` and ``robust=False``, for the paper's algorithm bit for bit).
-    propagate : bool or str, default False
+        with ``setting="given"``, ``robust=False`` and ``propagate=False``, for the paper's
+        algorithm bit for bit).
+    propagate : bool or str, default "auto"
         Spectrally propagate ``embedding_`` after training (ProNE's enhancement,
         :func:`kernelne.engine.propagation.propagate_rows`: a Chebyshev band-pass filter on
         the normalised Laplacian, then a thin SVD and unit rows, times
         :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
-        order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off.
-        ``context_embedding_`` stays as trained. A partitioned fit propagates the assembled
-        rows (in memory, ``n x dim`` float32, even with a ``partition_dir``). The propagation
-        is global (every row changes), so :meth:`partial_fit` refuses such a model: refit
-        on the grown graph.
+        order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off;
+        ``"auto"``: ``True`` where the graph's mean degree is at least 8 and it has at most
+        10^6 nodes, in a fit in memory, off otherwise
+        (:func:`~kernelne.engine.propagation.choose_propagation`; ``setting_["propagation"]``
+        says which and why). ``context_embedding_`` and ``trained_embedding_`` stay as
+        trained. A partitioned fit given ``True`` propagates the assembled rows (in memory,
+        ``n x dim`` float32, even with a ``partition_dir``). The propagation is global:
+        :meth:`partial_fit` trains the new rows on the rows as trained, then propagates
+        every row again on the grown graph.
 
     Attributes
     ----------
@@ -189,6 +194,9 @@ class KernelNE(EmbeddingEstimator):
         The factor of ``normalize="auto"`` (1.0 with ``normalize="none"``).
     propagation_ : Propagation or None
         The spectral propagation applied to ``embedding_`` (None: none).
+    trained_embedding_ : ndarray of shape (n, dim) or None
+        With a propagation: the center vectors as trained (times ``output_scale_``), before
+        it. None without one.
     setting_ : dict
         The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
         trained with instead of the estimator's) and ``evidence`` (why).
@@ -325,7 +333,7 @@ class KernelNE(EmbeddingEstimator):
         beta_select: str | Sequence[float] = "train",
         setting: str = "auto",
         normalize: str = "auto",
-        propagate: bool | str = False,
+        propagate: bool | str = "auto",
     ):
         self.setting = setting
         self.normalize = normalize
@@ -513,7 +521,8 @@ class KernelNE(EmbeddingEstimator):
         ValueError
             ``touched_rate`` outside ``[0, 1]``, ``new_walks_factor < 1``, a ``dim``
             setting that differs from the fitted rows' dimension, a matrix with fewer
-            columns than the model has nodes, or a model fitted with ``propagate``.
+            columns than the model has nodes, or a propagated model read from a file that
+            holds no rows as trained.
 
         Notes
         -----

@@ -53,7 +53,8 @@ def _plain_param(value):
 # the arrays a model file holds (any other array of the archive is never read)
 MODEL_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
               "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
-              "walk_counts", "degrees", "output_scale", "setting", "directed")
+              "walk_counts", "degrees", "output_scale", "setting", "directed", "propagation",
+              "trained_embedding")
 
 
 def check_model_path(path: str | Path) -> None:
@@ -100,6 +101,11 @@ def save_model(model: Any, path: str | Path, then: Any = None) -> None:
     }
     if record.directed is not None:
         arrays["directed"] = np.array(bool(record.directed))
+    if record.propagation is not NOT_SET:
+        arrays["propagation"] = np.array("off" if record.propagation is None
+                                         else str(record.propagation))
+    if record.trained_embedding is not NOT_SET and record.trained_embedding is not None:
+        arrays["trained_embedding"] = np.asarray(record.trained_embedding, dtype=np.float32)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
@@ -130,7 +136,9 @@ def load_model(path: str | Path, estimator: type) -> Any:
         if "directed" in arrays:
             directed = bool(arrays["directed"])
         model = estimator(**params)
-        propagation = parse_propagation(params.get("propagate", False))  # the rows' record
+        # the propagation applied; older files: the saved parameter (never "auto" there)
+        propagation = parse_propagation(str(arrays["propagation"]) if "propagation" in arrays
+                                        else params.get("propagate", False))
         kernels = [Kernel(str(kind), float(p)) for kind, p in
                    zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
     except InputError:
@@ -145,7 +153,12 @@ def load_model(path: str | Path, estimator: type) -> Any:
           and arrays["walk_counts"].shape == arrays["degrees"].shape == (n,))
     if not ok:
         raise InputError("corrupt model file (inconsistent array shapes)", path)
-    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+    trained = arrays.get("trained_embedding")
+    if trained is not None and (trained.dtype != np.float32 or trained.shape != A.shape
+                                or propagation is None):
+        raise InputError("corrupt model file (its rows as trained do not match its rows)", path)
+    if not (np.isfinite(A).all() and np.isfinite(B).all()
+            and (trained is None or np.isfinite(trained).all())):
         raise InputError("corrupt model file (its embedding holds NaN or infinite values)",
                          path)
     if nodes.dtype.kind not in "iuU" or len(np.unique(nodes)) != n:
@@ -161,5 +174,6 @@ def load_model(path: str | Path, estimator: type) -> Any:
         output_scale=float(arrays["output_scale"]) if "output_scale" in arrays else 1.0,
         setting=(json.loads(str(arrays["setting"])) if "setting" in arrays
                  else {"name": "given", "params": {}, "evidence": "an older model file"}),
-        propagation=propagation))
+        propagation=propagation,
+        trained_embedding=trained if propagation is not None else None))
     return model

@@ -190,13 +190,14 @@ class Weights(Rule):
 class Spectral(Rule):
     """A spectral propagation setting as
     :func:`kernelne.engine.propagation.parse_propagation` reads it: ``True``/``False``,
-    ``None``, ``"on"``, ``"off"`` or ``"order=K,mu=M,theta=T"`` (any of the three keys)."""
+    ``None``, ``"on"``, ``"off"`` or ``"order=K,mu=M,theta=T"`` (any of the three keys), or
+    ``"auto"`` (:func:`~kernelne.engine.propagation.choose_propagation`)."""
 
     def check(self, name: str, value: Any) -> None:
-        from kernelne.engine.propagation import parse_propagation
+        from kernelne.engine.propagation import check_propagation
 
         try:
-            parse_propagation(value)
+            check_propagation(value)
         except ValueError as exc:
             raise ValueError(str(exc).replace("propagate", name, 1)) from None
 
@@ -319,7 +320,7 @@ PARAMS: tuple[Param, ...] = (
               "on the simplex by mirror descent"), kernels=("multi",)),
     Param("robust", True, Flag(), "restart with a narrower kernel when the rows collapse",
           Cli(("--paper",), "the paper's exact algorithm and setting: --setting given "
-              "--normalize none, and no robust restart with a narrower kernel when the rows "
+              "--normalize none --propagate off, and no robust restart with a narrower kernel when the rows "
               "collapse (`kernelne docs collapse`)", invert=True)),
     Param("shared_negatives", False, Flag(), "one set of negatives per center",
           Cli(("--shared-negatives",), "one set of negatives per center for all its contexts, "
@@ -373,12 +374,14 @@ PARAMS: tuple[Param, ...] = (
           Cli(("--normalize",), "auto: rows rescaled by one factor to a median norm of 2.5 "
               "(for logistic regression at C = 1; cosines, neighbours and k-means are "
               "unchanged); none: rows as trained")),
-    Param("propagate", False, Spectral(), "spectral propagation of the final rows",
+    Param("propagate", "auto", Spectral(), "spectral propagation of the final rows",
           Cli(("--propagate",), "spectrally propagate the final rows (ProNE's enhancement: a "
               "Chebyshev band-pass filter on the normalised Laplacian, then a thin SVD); "
               "alone: order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. --propagate "
               "order=5,theta=1; off: none (with --method prone: its factorisation only); "
-              "works with every --method", "SPEC", const="on")),
+              "auto (the default): on where the mean degree is 8 or more, up to 1,000,000 "
+              "nodes, in memory (with another --method: that method's default, off but in "
+              "prone); works with every --method", "SPEC", const="on")),
 )
 
 #: the rows by parameter name

@@ -32,6 +32,10 @@ rows are learned, with the same loss and SGD as a fit (:mod:`kernelne.engine.tra
 * Negatives: ``p-(v) ~ c_v^0.75`` with ``c_v`` the model's saved walk count of ``v``
   (``walk_counts_``, 0 for a new node) plus its count in the new walks: the old corpus' noise
   distribution with the new walks added to it.
+* A spectrally propagated model (``propagation_``): the update works on the rows as trained
+  (``trained_embedding_``) as above, then propagates every row again on ``G'`` (the
+  propagation is global, so ``embedding_`` changes everywhere; ``trained_embedding_`` keeps
+  the frozen rows bit for bit).
 
 The graph is refused (``InputError``) when it is read directed and the model's was not (or
 the reverse), when its ids are of another type than the model's (integers against strings),
@@ -50,7 +54,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.chunks import train_chunks
 from kernelne.engine.diagnostics import check_finite
-from kernelne.engine.propagation import parse_propagation
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table, seed_to_uint64
 from kernelne.engine.trainer import (
@@ -63,6 +66,7 @@ from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import InputError
 from kernelne.graphs.graph import Graph, load_graph
 from kernelne.model.auto_setting import fitted_params
+from kernelne.model.drivers import propagated
 from kernelne.model.fitted import record_of, set_fitted
 from kernelne.parallel import numba_threads
 
@@ -121,11 +125,14 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     check_is_fitted(model, "walk_counts_",
                     msg="This %(name)s instance is not fitted yet: partial_fit adds nodes to a "
                         "fitted model (call fit or KernelNE.load_model first).")
-    if (getattr(model, "propagation_", None) is not None
-            or parse_propagation(getattr(model, "propagate", False)) is not None):
-        raise ValueError("partial_fit adds rows to the rows as trained, but this model's "
-                         "rows are spectrally propagated (propagate, --propagate: every "
-                         "row changes when the graph grows): refit on the grown graph")
+    propagation = getattr(model, "propagation_", None)
+    trained = getattr(model, "trained_embedding_", None)  # the rows before the propagation
+    if propagation is not None and trained is None:
+        raise ValueError("partial_fit adds rows to the rows as trained, but this model holds "
+                         "only its spectrally propagated rows (a model file written without "
+                         "its rows as trained): refit on the grown graph")
+    if propagation is None:
+        trained = model.embedding_
     if not 0.0 <= touched_rate <= 1.0:
         raise ValueError(f"touched_rate must lie in [0, 1], got {touched_rate}")
     if int(new_walks_factor) < 1:
@@ -162,7 +169,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     A = aligned_rows(n, d)
     B = aligned_rows(n, d, 0.0)
     scale = np.float32(getattr(model, "output_scale_", 1.0))  # normalize="auto"'s factor
-    A[pos[kept]] = model.embedding_[kept] / scale  # the rows as trained
+    A[pos[kept]] = trained[kept] / scale  # the rows as trained
     B[pos[kept]] = model.context_embedding_[kept] / scale
     A[fresh] = uniform_rows(rng, len(fresh), d, 0.5 / d)
     B[relearned] = 0.0  # as in a fit (the fit only pushed it as a negative)
@@ -187,14 +194,16 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
         A *= scale
         B *= scale
         frozen = rates[pos[kept]] == 0
-        A[pos[kept][frozen]] = model.embedding_[kept][frozen]
+        A[pos[kept][frozen]] = trained[kept][frozen]
         B[pos[kept][frozen]] = model.context_embedding_[kept][frozen]
 
     model.removed_nodes_ = np.asarray(model.nodes_)[~kept]
     model.new_nodes_, model.touched_nodes_ = g.nodes[new], g.nodes[touched]
     model.relearned_nodes_ = g.nodes[relearned]
     set_fitted(model, record_of(model).updated(
-        embedding=A, context_embedding=B, nodes=g.nodes, walk_counts=counts,
+        embedding=A if propagation is None else propagated(model, g, A, propagation),
+        trained_embedding=None if propagation is None else A, context_embedding=B,
+        nodes=g.nodes, walk_counts=counts,
         degrees=g.degrees, n_walks=model.epochs * corpus.n_walks, n_pairs=pairs,
         loss_history=np.array(loss_rows).reshape(-1, 3),
         isolated_nodes=g.nodes[g.isolated_nodes()], graph_summary=g.summary(),

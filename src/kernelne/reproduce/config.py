@@ -68,7 +68,8 @@ def model_defaults(model: str) -> dict[str, Any]:
         from kernelne.model.kernelne import KernelNE
 
         # the paper's setting and rows as trained: the reproduction's defaults
-        return {**KernelNE().get_params(), "setting": "given", "normalize": "none"}
+        return {**KernelNE().get_params(), "setting": "given", "normalize": "none",
+                "propagate": False}
     from kernelne.baselines import make_method
 
     return make_method(model).get_params()
