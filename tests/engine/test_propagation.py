@@ -151,6 +151,9 @@ def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))  # mean degree 9
     assert choose_propagation("auto", full) == (Propagation(), "auto: mean degree 9.0 >= 8")
     assert choose_propagation(" auto ", full, partitioned=True)[0] is None
+    assert choose_propagation("auto", full, dim=12_800_001)[1] == (
+        "auto: 10 rows of 12800001, more than 128,000,000 entries (the filter's memory)")
+    assert choose_propagation("auto", full, dim=12_800_000)[0] == Propagation()
     assert choose_propagation(True, ring) == (Propagation(), "as given")
     assert choose_propagation("order=3", full) == (Propagation(order=3), "as given")
     assert choose_propagation(False, full) == (None, "as given")

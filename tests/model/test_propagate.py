@@ -90,10 +90,11 @@ def test_auto_propagates_where_the_mean_degree_reaches_the_bound(graph, dense):
 
 
 def test_auto_keeps_the_rows_of_a_large_or_partitioned_fit(dense, monkeypatch):
-    monkeypatch.setattr(propagation_module, "AUTO_MAX_NODES", 149)
+    monkeypatch.setattr(propagation_module, "AUTO_MAX_CELLS", 150 * 8 - 1)
     big = KernelNE(**{**SMALL, "propagate": "auto"}).fit(dense)
     assert big.propagation_ is None
-    assert big.setting_["propagation"] == "auto: 150 nodes, more than 149"
+    assert big.setting_["propagation"] == ("auto: 150 rows of 8, more than 1,199 entries (the "
+                                           "filter's memory)")
     monkeypatch.undo()
     parts = KernelNE(**{**SMALL, "propagate": "auto"}, partitions=2, rounds=2).fit(dense)
     assert parts.propagation_ is None

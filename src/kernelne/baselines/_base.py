@@ -63,7 +63,7 @@ class BaselineEmbedding(EmbeddingEstimator):
         check_propagation(spec)  # ValueError before the fit if the setting is bad
         start = time.perf_counter()
         emb = self._embed(g)
-        settings, _ = choose_propagation(spec, g.adjacency())
+        settings, _ = choose_propagation(spec, g.adjacency(), emb.shape[1])
         if settings is not None:
             emb = propagate_rows(g.adjacency(), emb, settings)
         emb = np.ascontiguousarray(emb, dtype=np.float32)

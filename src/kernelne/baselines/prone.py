@@ -116,6 +116,6 @@ class ProNE(BaselineEmbedding):
         a = graph.adjacency()
         seed = int(random_generator(self.random_state).integers(2**31))
         rows = randomized_rows(prone_matrix(a), dim, seed)
-        settings, _ = choose_propagation(self.propagate, a)
+        settings, _ = choose_propagation(self.propagate, a, rows.shape[1])
         self.propagation_ = settings
         return rows if settings is None else propagate_rows(a, rows, settings)

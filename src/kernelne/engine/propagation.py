@@ -26,8 +26,8 @@ code). The cost is ``K`` pairs of sparse products (``O(K |E| d)``) and one ``O(n
 SVD: linear in the edges. Order ``K = 10``, ``μ = 0.2`` and ``θ = 0.5`` are ProNE's defaults.
 
 ``propagate="auto"`` (:func:`choose_propagation`) propagates with ProNE's defaults where the
-graph's mean degree is at least :data:`AUTO_MIN_DEGREE` and it has at most
-:data:`AUTO_MAX_NODES` nodes, and not otherwise (docs/QUALITY.md: the propagation lifts
+graph's mean degree is at least :data:`AUTO_MIN_DEGREE` and its rows have at most
+:data:`AUTO_MAX_CELLS` entries, and not otherwise (docs/QUALITY.md: the propagation lifts
 node classification on dense graphs and is a wash on sparse ones).
 """
 
@@ -47,9 +47,10 @@ DEFAULT_THETA = 0.5
 #: ``propagate="auto"`` propagates where the mean degree (of the undirected graph, over the
 #: nodes with an edge) is at least this
 AUTO_MIN_DEGREE = 8.0
-#: ... and the graph has at most this many nodes: the filter holds about eight ``n x d``
-#: float64 arrays, eight times a fit's rows (16 GB at 2 million nodes and d = 128)
-AUTO_MAX_NODES = 1_000_000
+#: ... and the rows have at most this many entries (``n x d``; 10^6 nodes at d = 128): the
+#: filter and the SVD peak at about 58 bytes per entry (7.4 GB at 10^6 nodes and d = 128,
+#: 2.6 times a plain fit's own peak there; docs/QUALITY.md)
+AUTO_MAX_CELLS = 128_000_000
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def mean_degree(adjacency: sp.spmatrix) -> float:
     return float(counts.sum()) / linked if linked else 0.0
 
 
-def choose_propagation(spec: object, adjacency: sp.spmatrix,
+def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
                        partitioned: bool = False) -> tuple[Propagation | None, str]:
     """The propagation a ``propagate`` setting gives on a graph, and why.
 
@@ -152,10 +153,12 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix,
     ----------
     spec : bool, None, str or Propagation
         A setting :func:`parse_propagation` reads, or ``"auto"``: ProNE's defaults where the
-        mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the graph
-        has at most :data:`AUTO_MAX_NODES` nodes, in a fit in memory; none otherwise.
+        mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the rows
+        have at most :data:`AUTO_MAX_CELLS` entries, in a fit in memory; none otherwise.
     adjacency : sparse matrix
         The graph's ``n x n`` adjacency.
+    dim : int, default 128
+        The rows' dimension ``d``.
     partitioned : bool, default False
         The rows come from a partitioned fit (``"auto"``: none, the rows stay on disk).
 
@@ -169,8 +172,9 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix,
     n = adjacency.shape[0]
     if partitioned:
         return None, "auto: a partitioned fit keeps its rows as trained"
-    if n > AUTO_MAX_NODES:
-        return None, f"auto: {n:,} nodes, more than {AUTO_MAX_NODES:,}"
+    if n * int(dim) > AUTO_MAX_CELLS:
+        return None, (f"auto: {n:,} rows of {int(dim)}, more than {AUTO_MAX_CELLS:,} entries "
+                      "(the filter's memory)")
     degree = mean_degree(adjacency)
     sign = ">=" if degree >= AUTO_MIN_DEGREE else "<"
     return (Propagation() if degree >= AUTO_MIN_DEGREE else None,
@@ -283,6 +287,6 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
 
 
 __all__ = ["Propagation", "parse_propagation", "check_propagation", "choose_propagation",
-           "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "AUTO_MAX_NODES", "band_pass",
+           "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "AUTO_MAX_CELLS", "band_pass",
            "chebyshev_filter", "propagate_rows", "with_self_loops", "DEFAULT_ORDER",
            "DEFAULT_MU", "DEFAULT_THETA"]

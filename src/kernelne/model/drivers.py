@@ -95,7 +95,8 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                           ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
                           model.robust)
     scale = rescale(model, A, B, seed)
-    propagation, why = choose_propagation(model.propagate, g.adjacency(), partitioned)
+    propagation, why = choose_propagation(model.propagate, g.adjacency(), A.shape[1],
+                                          partitioned)
     setting = describe_setting(model, switched_at, bool(checks))
     if why != "as given":
         setting["propagation"] = why

@@ -320,8 +320,8 @@ PARAMS: tuple[Param, ...] = (
               "on the simplex by mirror descent"), kernels=("multi",)),
     Param("robust", True, Flag(), "restart with a narrower kernel when the rows collapse",
           Cli(("--paper",), "the paper's exact algorithm and setting: --setting given "
-              "--normalize none --propagate off, and no robust restart with a narrower kernel when the rows "
-              "collapse (`kernelne docs collapse`)", invert=True)),
+              "--normalize none --propagate off, and no robust restart with a narrower kernel "
+              "when the rows collapse (`kernelne docs collapse`)", invert=True)),
     Param("shared_negatives", False, Flag(), "one set of negatives per center",
           Cli(("--shared-negatives",), "one set of negatives per center for all its contexts, "
               "one weighted step (several times faster on large graphs; Micro-F1 about 0.005 "
@@ -379,9 +379,10 @@ PARAMS: tuple[Param, ...] = (
               "Chebyshev band-pass filter on the normalised Laplacian, then a thin SVD); "
               "alone: order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. --propagate "
               "order=5,theta=1; off: none (with --method prone: its factorisation only); "
-              "auto (the default): on where the mean degree is 8 or more, up to 1,000,000 "
-              "nodes, in memory (with another --method: that method's default, off but in "
-              "prone); works with every --method", "SPEC", const="on")),
+              "auto (the default): on where the mean degree is 8 or more, up to 10^6 nodes "
+              "at --dim 128 (nodes x dim <= 1.28e8), in memory (with another --method: "
+              "that method's default, off but in prone); works with every --method", "SPEC",
+              const="on")),
 )
 
 #: the rows by parameter name
