@@ -24,6 +24,7 @@ from kernelne.cli.grammar import (
     seed_value,
 )
 from kernelne.cli.options import (
+    OPTION_FLAGS,
     OPTION_PARAMS,
     add_graph_input_options,
     add_model_options,
@@ -36,7 +37,7 @@ from kernelne.cli.options import (
     read_input_graph,
     report_graph,
 )
-from kernelne.errors import InputError, TrainingError
+from kernelne.errors import InputError, ParamError, TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import dask_client
 
@@ -399,8 +400,10 @@ MESSAGE_LIMIT = 2000  # characters of an error line; the quotes in it are capped
 
 def _capped(exc: BaseException) -> str:
     """The error's message on one line, at most about :data:`MESSAGE_LIMIT` characters (its
-    start and end kept): a message quoting a huge input is never echoed whole."""
-    text = " ".join(str(exc).splitlines())
+    start and end kept): a message quoting a huge input is never echoed whole. Parameters
+    are named by their options (:class:`~kernelne.errors.ParamError`)."""
+    message = exc.spelled(OPTION_FLAGS) if isinstance(exc, ParamError) else str(exc)
+    text = " ".join(message.splitlines())
     if len(text) <= MESSAGE_LIMIT:
         return text
     return f"{text[:MESSAGE_LIMIT - 500]} ... {text[-400:]}"

@@ -410,3 +410,8 @@ def report_graph(graph, out=None) -> None:
 
 # model options and the constructor parameter each sets
 OPTION_PARAMS = {row.cli.dest: row.name for row in PARAMS if row.cli is not None}
+
+#: the option that sets each constructor parameter (the spelling of
+#: :class:`~kernelne.errors.ParamError` messages on the command line)
+OPTION_FLAGS = {row.name: row.cli.flags[-1] for row in PARAMS
+                if row.cli is not None and not row.cli.invert}

@@ -17,6 +17,7 @@ import numpy as np
 
 from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.sampling import seed_to_uint64
+from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
@@ -414,13 +415,13 @@ class KernelNE(EmbeddingEstimator):
         if self.min_lr > self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if int(self.partitions) > 1 and self.shared_negatives:
-            raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
-                             "drop shared_negatives")
+            raise ParamError("partitioned training ({partitions} > 1) uses negatives per "
+                             "pair: drop {shared_negatives}")
         if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
             fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
             if int(self.partitions) > 1:
-                raise ValueError("partitioned training (partitions > 1) learns the kernel "
-                                 "weights: use beta_select='train'")
+                raise ParamError("partitioned training ({partitions} > 1) learns the kernel "
+                                 "weights: use {beta_select=train}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:
