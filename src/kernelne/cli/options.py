@@ -12,6 +12,8 @@ from kernelne.cli.grammar import positive_count, seed_value
 from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
+    BY_NAME,
+    PAPER,
     PARAMS,
     AnyOf,
     Flag,
@@ -36,13 +38,47 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
             add_param_option(g, row)
 
 
+#: namespace attribute: ``{dest: option string}`` of the model options given on the command
+#: line (a value equal to the default included), by :func:`add_param_option`'s actions
+GIVEN = "_given_options"
+
+
+def given_options(args: argparse.Namespace) -> dict[str, str]:
+    """``{dest: option string}`` of the model options given on the command line."""
+    return getattr(args, GIVEN, {})
+
+
+def _note_given(namespace: argparse.Namespace, dest: str, option_string: str | None) -> None:
+    given = dict(given_options(namespace))
+    given[dest] = option_string or ""
+    setattr(namespace, GIVEN, given)
+
+
+class _StoreGiven(argparse._StoreAction):
+    """``store``, noting that the option was given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest, option_string)
+
+
+class _StoreTrueGiven(argparse._StoreTrueAction):
+    """``store_true``, noting that the switch was given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest, option_string)
+
+
 def add_param_option(group, row: Param) -> None:
-    """The option of parameter ``row``: its flags, default, type or choices, metavar, help."""
+    """The option of parameter ``row``: its flags, default, type or choices, metavar, help;
+    given on the command line, it is noted in :func:`given_options`."""
     cli = row.cli
     if isinstance(row.rule, Flag):
-        group.add_argument(*cli.flags, dest=cli.dest, action="store_true", help=cli.help)
+        group.add_argument(*cli.flags, dest=cli.dest, action=_StoreTrueGiven, help=cli.help)
         return
-    kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help}
+    kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help,
+                    "action": _StoreGiven}
     rule = cli.rule or row.rule
     if isinstance(rule, (Options, AnyOf)) and cli.choices is not None:
         kwargs["choices"] = list(cli.choices)
@@ -154,6 +190,7 @@ def check_model_options(args: argparse.Namespace) -> None:
     """The checks of the model options that involve two of them, made right after parsing,
     each naming its options."""
     check_learning_rates(args)
+    check_paper_options(args)
     if getattr(args, "partitions", 1) == 1:  # a plain fit has no folder and no rounds
         for flag in ("--partition-dir", "--rounds"):
             if getattr(args, flag[2:].replace("-", "_"), None) is not None:
@@ -165,6 +202,21 @@ def check_model_options(args: argparse.Namespace) -> None:
         print(f"kernelne: note: --negative-pool {pool:,} draws more than the at most {used:,} "
               "negatives a walk uses (--walk-length x 2 --window x --negatives): "
               "--negative-pool 0 (draws per pair) costs less", file=sys.stderr)
+
+
+def check_paper_options(args: argparse.Namespace) -> None:
+    """``--paper`` sets the options of :data:`~kernelne.model.params.PAPER`: each of them given
+    on the command line must say the same (``--paper --setting given`` is fine,
+    ``--paper --setting auto`` is refused, naming both options)."""
+    if not getattr(args, "paper", False):
+        return
+    given = given_options(args)
+    for name, value in PAPER.items():
+        row = BY_NAME[name]
+        dest, flag = row.cli.dest, row.cli.flags[-1]
+        if dest in given and not row.rule.same(getattr(args, dest), value):
+            raise InputError(f"{flag} {getattr(args, dest)} contradicts --paper, which "
+                             f"sets {flag} {row.rule.spelled(value)}: drop one of them")
 
 
 def check_learning_rates(args: argparse.Namespace) -> None:
@@ -268,7 +320,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
             params[row.name] = not value if row.cli.invert else value
     params["verbose"] = verbose
     if args.paper:
-        params.update(setting="given", normalize="none", propagate=False)
+        params.update(PAPER)
     return KernelNE(**params)
 
 

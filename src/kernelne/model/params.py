@@ -47,6 +47,15 @@ class Rule:
             return False
         return True
 
+    def same(self, a: Any, b: Any) -> bool:
+        """Whether two accepted values set the same thing (``"off"`` and ``False`` for a
+        spectral setting)."""
+        return a == b
+
+    def spelled(self, value: Any) -> str:
+        """``value`` as the command line writes it."""
+        return str(value)
+
 
 def _is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
@@ -201,6 +210,18 @@ class Spectral(Rule):
         except ValueError as exc:
             raise ValueError(str(exc).replace("propagate", name, 1)) from None
 
+    def same(self, a: Any, b: Any) -> bool:
+        from kernelne.engine.propagation import is_auto, parse_propagation
+
+        if is_auto(a) or is_auto(b):
+            return is_auto(a) and is_auto(b)
+        return parse_propagation(a) == parse_propagation(b)
+
+    def spelled(self, value: Any) -> str:
+        if value is None or value is False:
+            return "off"
+        return "on" if value is True else str(value)
+
 
 @dataclass(frozen=True)
 class AnyOf(Rule):
@@ -320,8 +341,8 @@ PARAMS: tuple[Param, ...] = (
               "on the simplex by mirror descent"), kernels=("multi",)),
     Param("robust", True, Flag(), "restart with a narrower kernel when the rows collapse",
           Cli(("--paper",), "the paper's exact algorithm and setting: --setting given "
-              "--normalize none --propagate off, and no robust restart with a narrower kernel when the rows "
-              "collapse (`kernelne docs collapse`)", invert=True)),
+              "--normalize none --propagate off, and no robust restart with a narrower kernel "
+              "when the rows collapse (`kernelne docs collapse`)", invert=True)),
     Param("shared_negatives", False, Flag(), "one set of negatives per center",
           Cli(("--shared-negatives",), "one set of negatives per center for all its contexts, "
               "one weighted step (several times faster on large graphs; Micro-F1 about 0.005 "
@@ -383,6 +404,10 @@ PARAMS: tuple[Param, ...] = (
               "nodes, in memory (with another --method: that method's default, off but in "
               "prone); works with every --method", "SPEC", const="on")),
 )
+
+#: what ``--paper`` sets besides ``robust=False`` (the row whose option it is): the paper's
+#: setting, kept as given, and its rows as trained
+PAPER: dict[str, Any] = {"setting": "given", "normalize": "none", "propagate": False}
 
 #: the rows by parameter name
 BY_NAME: dict[str, Param] = {row.name: row for row in PARAMS}
