@@ -5,8 +5,10 @@ the lines printed about the graph and the fit."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
+from collections.abc import Iterator
 
 from kernelne.cli.grammar import positive_count, seed_value
 from kernelne.errors import InputError, quote
@@ -263,6 +265,30 @@ def expected_kept_share(graph, subsample: float) -> float:
     for freq in (degree / degree.sum(), np.full(len(degree), 1.0 / len(degree))):
         shares.append(float(np.minimum(freq, np.sqrt(subsample * freq)).sum()))
     return max(shares)
+
+
+PROGRESS_HELP = "no progress bars (there are none either when stderr is not a terminal)"
+
+
+def progress_shown(args: argparse.Namespace) -> bool:
+    """Whether a fit draws its progress bars: on a terminal only, and neither ``--quiet`` nor
+    ``--no-progress`` given (the rule of ``evaluate`` and ``plot``)."""
+    return (not getattr(args, "quiet", False) and not getattr(args, "no_progress", False)
+            and sys.stderr.isatty())
+
+
+@contextlib.contextmanager
+def compiling_announced(shown: bool) -> Iterator[None]:
+    """With ``shown``, the enclosed block announces numba's first-run compilation on stderr
+    (:func:`kernelne.engine.compiling.watch_compiling`): a fit without progress bars does
+    not announce it itself."""
+    if not shown:
+        yield
+        return
+    from kernelne.engine.compiling import watch_compiling
+
+    with watch_compiling(announce=True):
+        yield
 
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
