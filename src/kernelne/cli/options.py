@@ -15,6 +15,7 @@ from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
     BY_NAME,
+    MAX_POOL,
     PAPER,
     PARAMS,
     AnyOf,
@@ -99,7 +100,7 @@ def option_type(rule: Rule):
     """The argparse type that reads a value of ``rule`` from the command line (``None``:
     the text as given)."""
     if isinstance(rule, Integer) and rule.low == 1 and not rule.also:
-        return positive_count
+        return positive_count if rule.high is None else count_at_most(rule.high)
     if isinstance(rule, Real) and rule.low == 0 and rule.high == math.inf:
         return non_negative_number if rule.low_closed else positive_number
     if isinstance(rule, Real) and (rule.low, rule.high) == (0, 1):
@@ -115,9 +116,17 @@ def option_type(rule: Rule):
     raise TypeError(f"no command-line type for {rule!r}")
 
 
-#: the largest --negative-pool: every walk draws its pool, so a pool beyond the negatives a
-#: walk uses (at most walk length x 2 window x k) only costs draws; 10^6 is far beyond that
-MAX_POOL = 1_000_000
+
+def count_at_most(high: int):
+    """The argparse type of a count in ``1..high``."""
+    def count(text: str) -> int:
+        value = positive_count(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{value:,}: at most {high:,}")
+        return value
+
+    count.__name__ = f"count_at_most_{high}"
+    return count
 
 
 def pool_setting(text: str) -> int | str:
