@@ -116,7 +116,6 @@ def option_type(rule: Rule):
     raise TypeError(f"no command-line type for {rule!r}")
 
 
-
 def count_at_most(high: int):
     """The argparse type of a count in ``1..high``."""
     def count(text: str) -> int:

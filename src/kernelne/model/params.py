@@ -301,6 +301,7 @@ MAX_POOL = 1_000_000
 def _bounded(name: str, low: int = 1) -> Integer:
     return Integer(low, high=LIMITS[name])
 
+
 _AUTO_GIVEN = "given: the options as given"
 
 #: every parameter of ``KernelNE``, in the constructor's order
