@@ -6,6 +6,8 @@ there is one) and the problem; the CLI prints it and exits with status 2, withou
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 QUOTE_LIMIT = 80  # characters of user input an error line quotes
@@ -71,6 +73,71 @@ class InputError(ValueError):
         if self.path is not None:
             where = self.path + (f":{line}" if line is not None else "") + ": "
         super().__init__(where + problem)
+
+
+_SPELLED = re.compile(r"\{([a-z_]+)(?:=([^{}]*))?\}")
+
+
+class ParamError(InputError):
+    """An :class:`InputError` about parameters, spelled for whoever reads it.
+
+    ``template`` names each parameter in braces: ``{partitions}`` or ``{beta_select=train}``
+    (a parameter and its value). The message (``str(exc)``) spells them as Python does
+    (``partitions``, ``beta_select='train'``); :meth:`spelled` as the command line does
+    (``--partitions``, ``--beta-select train``).
+
+    Parameters
+    ----------
+    template : str
+        The problem, with the parameters in braces.
+    path : str or Path, optional
+        The file the problem is in.
+
+    Attributes
+    ----------
+    template : str
+        The problem as given, braces included.
+    """
+
+    def __init__(self, template: str, path: str | Path | None = None):
+        self.template = template
+        super().__init__(_SPELLED.sub(_python_spelling, template), path)
+
+    def spelled(self, flags: Mapping[str, str]) -> str:
+        """The message with every parameter named by its command-line option.
+
+        Parameters
+        ----------
+        flags : mapping
+            ``{parameter: option}``, e.g. ``{"beta_select": "--beta-select"}``; a parameter
+            without an option keeps its Python spelling.
+
+        Returns
+        -------
+        str
+            The message, e.g. ``... use --beta-select train``.
+        """
+        def option(match: re.Match) -> str:
+            name, value = match.group(1), match.group(2)
+            if name not in flags:
+                return _python_spelling(match)
+            return flags[name] if value is None else f"{flags[name]} {value}"
+
+        problem = _SPELLED.sub(option, self.template)
+        return problem if self.path is None else f"{self.path}: {problem}"
+
+
+def _python_spelling(match: re.Match) -> str:
+    """``name`` or ``name=value``, the value quoted unless a number, bool or None."""
+    name, value = match.group(1), match.group(2)
+    if value is None:
+        return name
+    try:
+        float(value)
+        literal = True
+    except ValueError:
+        literal = value in ("True", "False", "None")
+    return f"{name}={value if literal else repr(value)}"
 
 
 class TrainingError(RuntimeError):

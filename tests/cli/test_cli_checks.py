@@ -205,19 +205,35 @@ def test_long_walks_make_small_chunks():
 
 
 def test_ctrl_c_stops_a_fit_of_long_walks_within_seconds(tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
     out = tmp_path / "e.npy"
+    # stderr on a terminal of 100 columns, as where Ctrl-C is typed: the fit draws its
+    # "training" bar there (and only there), which says when training has started
+    terminal, stderr = pty.openpty()
+    fcntl.ioctl(stderr, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelne", "embed", str(KARATE), "-o", str(out),
          "--walk-length", "100000", "--walks-per-node", "1", "--workers", "1", "--dim", "16"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=stderr,
         # as from a terminal: a test run started in the background ignores SIGINT, and a
         # child inherits that (Python then installs no KeyboardInterrupt handler)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    os.close(stderr)
     err = bytearray()
 
     def read_stderr():
-        for byte in iter(lambda: proc.stderr.read(1), b""):
-            err.extend(byte)
+        while True:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the terminal closed: the process ended
+                break
+            if not chunk:
+                break
+            err.extend(chunk)
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
@@ -233,6 +249,7 @@ def test_ctrl_c_stops_a_fit_of_long_walks_within_seconds(tmp_path):
     assert status == 130, err.decode(errors="replace")[-2000:]  # what the fit printed
     assert time.time() - sent < 12  # one chunk of 1-2 walks, not all 34 walks in one call
     assert b"interrupted" in err and not out.exists()
+    os.close(terminal)
 
 
 def test_load_graph_refuses_what_an_npz_contradicts(tmp_path):

@@ -135,8 +135,12 @@ BAD = [
     ("subsample", 1.0, r"^subsample must be a threshold in \[0, 1\) \(0 = off; word2vec uses "
                        r"1e-3 to 1e-5\), got 1.0$"),
     ("subsample", math.nan, r"^subsample must be a threshold in \[0, 1\)"),
-    ("negative_pool", -1, r"^negative_pool must be 'auto' or a pool size >= 0, got -1$"),
-    ("negative_pool", "big", r"^negative_pool must be 'auto' or a pool size >= 0, got 'big'$"),
+    ("negative_pool", -1, r"^negative_pool must be 'auto' or a pool size from 0 to "
+                          r"1,000,000, got -1$"),
+    ("negative_pool", "big", r"^negative_pool must be 'auto' or a pool size from 0 to "
+                             r"1,000,000, got 'big'$"),
+    ("negative_pool", 10**6 + 1, r"^negative_pool must be 'auto' or a pool size from 0 to "),
+    ("walks_per_node", 10**6, r"^walks_per_node must be at most 10,000, got 1000000$"),
     ("beta_select", "best", r"^beta_select must be one of train, uniform, validation or a "
                             r"sequence of weights, got 'best'$"),
     ("beta_select", [-1.0, 2.0], r"^beta_select must be one of train, uniform, validation"),

@@ -24,19 +24,23 @@ from kernelne.cli.grammar import (
     seed_value,
 )
 from kernelne.cli.options import (
+    OPTION_FLAGS,
     OPTION_PARAMS,
+    PROGRESS_HELP,
     add_graph_input_options,
     add_model_options,
     add_partition_options,
     check_method_options,
     check_model_options,
     check_options_on_graph,
+    compiling_announced,
     describe_fit,
     model_from_args,
+    progress_shown,
     read_input_graph,
     report_graph,
 )
-from kernelne.errors import InputError, TrainingError
+from kernelne.errors import InputError, ParamError, TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import dask_client
 
@@ -91,9 +95,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
     load_seconds = time.perf_counter() - start
     check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
+    bars = progress_shown(args)
     if args.method == "kernelne":
         check_options_on_graph(args, graph)
-        model = model_from_args(args, verbose=not args.quiet)
+        model = model_from_args(args, verbose=bars)
     else:
         from kernelne.baselines import make_method, method_params
 
@@ -101,7 +106,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
             dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
-            random_state=args.seed, verbose=not args.quiet,
+            random_state=args.seed, verbose=bars,
             # KernelNE's default "auto": the method's own default instead (off but in ProNE)
             propagate=None if args.propagate == "auto" else args.propagate,
         )
@@ -113,7 +118,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.partitions < 2:
         raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
                          "(P >= 2)")
-    with rows_on_disk(model) as temporary:
+    with rows_on_disk(model) as temporary, compiling_announced(not args.quiet and not bars):
         if args.scheduler is not None:
             with dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
@@ -284,6 +289,7 @@ def _register_embed(sub) -> None:
                        help=OUTPUT_HELP)
     add_graph_input_options(embed)
     embed.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    embed.add_argument("--no-progress", action="store_true", help=PROGRESS_HELP)
     embed.add_argument("--method", default="kernelne",
                        choices=["kernelne", "deepwalk", "node2vec", "line", "hope", "netmf",
                                 "prone"],
@@ -346,6 +352,7 @@ def _register_demo(sub) -> None:
                        "separate", description="Embed a seeded planted-partition graph (no "
                        "download) and report how well the embedding recovers its groups.",
                        example="kernelne demo --seed 0")
+    demo.add_argument("--no-progress", action="store_true", help=PROGRESS_HELP)
     add_model_options(demo)
     demo.set_defaults(func=cmd_demo)
 
@@ -399,8 +406,10 @@ MESSAGE_LIMIT = 2000  # characters of an error line; the quotes in it are capped
 
 def _capped(exc: BaseException) -> str:
     """The error's message on one line, at most about :data:`MESSAGE_LIMIT` characters (its
-    start and end kept): a message quoting a huge input is never echoed whole."""
-    text = " ".join(str(exc).splitlines())
+    start and end kept): a message quoting a huge input is never echoed whole. Parameters
+    are named by their options (:class:`~kernelne.errors.ParamError`)."""
+    message = exc.spelled(OPTION_FLAGS) if isinstance(exc, ParamError) else str(exc)
+    text = " ".join(message.splitlines())
     if len(text) <= MESSAGE_LIMIT:
         return text
     return f"{text[:MESSAGE_LIMIT - 500]} ... {text[-400:]}"

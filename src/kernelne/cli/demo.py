@@ -21,8 +21,10 @@ from sklearn.model_selection import train_test_split
 from kernelne.cli.options import (
     check_model_options,
     check_options_on_graph,
+    compiling_announced,
     describe_fit,
     model_from_args,
+    progress_shown,
 )
 from kernelne.graphs.graph import from_networkx
 
@@ -55,7 +57,9 @@ def run_demo(args: argparse.Namespace) -> int:
           f"p_in={P_IN}, p_out={P_OUT} ({graph.n_edges:,} edges, seed {seed})")
     args.seed = seed
     start = time.perf_counter()
-    model = model_from_args(args, verbose=True).fit(graph)
+    bars = progress_shown(args)
+    with compiling_announced(not bars):
+        model = model_from_args(args, verbose=bars).fit(graph)
     print(describe_fit(model, graph, time.perf_counter() - start))
     scores = separation_scores(model.embedding_, groups, seed)
     print(f"groups     k-means adjusted Rand index {scores['kmeans_ari']:.3f} "

@@ -5,13 +5,18 @@ the lines printed about the graph and the fit."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
+from collections.abc import Iterator
 
 from kernelne.cli.grammar import positive_count, seed_value
 from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
+    BY_NAME,
+    MAX_POOL,
+    PAPER,
     PARAMS,
     AnyOf,
     Flag,
@@ -36,13 +41,47 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
             add_param_option(g, row)
 
 
+#: namespace attribute: ``{dest: option string}`` of the model options given on the command
+#: line (a value equal to the default included), by :func:`add_param_option`'s actions
+GIVEN = "_given_options"
+
+
+def given_options(args: argparse.Namespace) -> dict[str, str]:
+    """``{dest: option string}`` of the model options given on the command line."""
+    return getattr(args, GIVEN, {})
+
+
+def _note_given(namespace: argparse.Namespace, dest: str, option_string: str | None) -> None:
+    given = dict(given_options(namespace))
+    given[dest] = option_string or ""
+    setattr(namespace, GIVEN, given)
+
+
+class _StoreGiven(argparse._StoreAction):
+    """``store``, noting that the option was given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest, option_string)
+
+
+class _StoreTrueGiven(argparse._StoreTrueAction):
+    """``store_true``, noting that the switch was given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest, option_string)
+
+
 def add_param_option(group, row: Param) -> None:
-    """The option of parameter ``row``: its flags, default, type or choices, metavar, help."""
+    """The option of parameter ``row``: its flags, default, type or choices, metavar, help;
+    given on the command line, it is noted in :func:`given_options`."""
     cli = row.cli
     if isinstance(row.rule, Flag):
-        group.add_argument(*cli.flags, dest=cli.dest, action="store_true", help=cli.help)
+        group.add_argument(*cli.flags, dest=cli.dest, action=_StoreTrueGiven, help=cli.help)
         return
-    kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help}
+    kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help,
+                    "action": _StoreGiven}
     rule = cli.rule or row.rule
     if isinstance(rule, (Options, AnyOf)) and cli.choices is not None:
         kwargs["choices"] = list(cli.choices)
@@ -61,7 +100,7 @@ def option_type(rule: Rule):
     """The argparse type that reads a value of ``rule`` from the command line (``None``:
     the text as given)."""
     if isinstance(rule, Integer) and rule.low == 1 and not rule.also:
-        return positive_count
+        return positive_count if rule.high is None else count_at_most(rule.high)
     if isinstance(rule, Real) and rule.low == 0 and rule.high == math.inf:
         return non_negative_number if rule.low_closed else positive_number
     if isinstance(rule, Real) and (rule.low, rule.high) == (0, 1):
@@ -77,9 +116,16 @@ def option_type(rule: Rule):
     raise TypeError(f"no command-line type for {rule!r}")
 
 
-#: the largest --negative-pool: every walk draws its pool, so a pool beyond the negatives a
-#: walk uses (at most walk length x 2 window x k) only costs draws; 10^6 is far beyond that
-MAX_POOL = 1_000_000
+def count_at_most(high: int):
+    """The argparse type of a count in ``1..high``."""
+    def count(text: str) -> int:
+        value = positive_count(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{value:,}: at most {high:,}")
+        return value
+
+    count.__name__ = f"count_at_most_{high}"
+    return count
 
 
 def pool_setting(text: str) -> int | str:
@@ -154,6 +200,7 @@ def check_model_options(args: argparse.Namespace) -> None:
     """The checks of the model options that involve two of them, made right after parsing,
     each naming its options."""
     check_learning_rates(args)
+    check_paper_options(args)
     if getattr(args, "partitions", 1) == 1:  # a plain fit has no folder and no rounds
         for flag in ("--partition-dir", "--rounds"):
             if getattr(args, flag[2:].replace("-", "_"), None) is not None:
@@ -165,6 +212,21 @@ def check_model_options(args: argparse.Namespace) -> None:
         print(f"kernelne: note: --negative-pool {pool:,} draws more than the at most {used:,} "
               "negatives a walk uses (--walk-length x 2 --window x --negatives): "
               "--negative-pool 0 (draws per pair) costs less", file=sys.stderr)
+
+
+def check_paper_options(args: argparse.Namespace) -> None:
+    """``--paper`` sets the options of :data:`~kernelne.model.params.PAPER`: each of them given
+    on the command line must say the same (``--paper --setting given`` is fine,
+    ``--paper --setting auto`` is refused, naming both options)."""
+    if not getattr(args, "paper", False):
+        return
+    given = given_options(args)
+    for name, value in PAPER.items():
+        row = BY_NAME[name]
+        dest, flag = row.cli.dest, row.cli.flags[-1]
+        if dest in given and not row.rule.same(getattr(args, dest), value):
+            raise InputError(f"{flag} {getattr(args, dest)} contradicts --paper, which "
+                             f"sets {flag} {row.rule.spelled(value)}: drop one of them")
 
 
 def check_learning_rates(args: argparse.Namespace) -> None:
@@ -211,6 +273,30 @@ def expected_kept_share(graph, subsample: float) -> float:
     for freq in (degree / degree.sum(), np.full(len(degree), 1.0 / len(degree))):
         shares.append(float(np.minimum(freq, np.sqrt(subsample * freq)).sum()))
     return max(shares)
+
+
+PROGRESS_HELP = "no progress bars (there are none either when stderr is not a terminal)"
+
+
+def progress_shown(args: argparse.Namespace) -> bool:
+    """Whether a fit draws its progress bars: on a terminal only, and neither ``--quiet`` nor
+    ``--no-progress`` given (the rule of ``evaluate`` and ``plot``)."""
+    return (not getattr(args, "quiet", False) and not getattr(args, "no_progress", False)
+            and sys.stderr.isatty())
+
+
+@contextlib.contextmanager
+def compiling_announced(shown: bool) -> Iterator[None]:
+    """With ``shown``, the enclosed block announces numba's first-run compilation on stderr
+    (:func:`kernelne.engine.compiling.watch_compiling`): a fit without progress bars does
+    not announce it itself."""
+    if not shown:
+        yield
+        return
+    from kernelne.engine.compiling import watch_compiling
+
+    with watch_compiling(announce=True):
+        yield
 
 
 def add_partition_options(parser: argparse.ArgumentParser) -> None:
@@ -268,7 +354,7 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
             params[row.name] = not value if row.cli.invert else value
     params["verbose"] = verbose
     if args.paper:
-        params.update(setting="given", normalize="none", propagate=False)
+        params.update(PAPER)
     return KernelNE(**params)
 
 
@@ -410,3 +496,8 @@ def report_graph(graph, out=None) -> None:
 
 # model options and the constructor parameter each sets
 OPTION_PARAMS = {row.cli.dest: row.name for row in PARAMS if row.cli is not None}
+
+#: the option that sets each constructor parameter (the spelling of
+#: :class:`~kernelne.errors.ParamError` messages on the command line)
+OPTION_FLAGS = {row.name: row.cli.flags[-1] for row in PARAMS
+                if row.cli is not None and not row.cli.invert}

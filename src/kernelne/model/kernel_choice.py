@@ -46,7 +46,7 @@ import numpy as np
 from kernelne.engine.diagnostics import DegenerateEmbeddingWarning
 from kernelne.engine.kernels import Kernel
 from kernelne.engine.sampling import seed_to_uint64
-from kernelne.errors import FIT_ERRORS, TrainingError, failure_reason
+from kernelne.errors import FIT_ERRORS, ParamError, TrainingError, failure_reason
 from kernelne.evaluation.validation import (
     _standard_error,
     auc_standard_error,
@@ -72,8 +72,8 @@ def fixed_weights(beta_select: Any, m: int) -> np.ndarray | None:
             raise ValueError(f"beta_select must be one of {', '.join(BETA_SELECTS)} or a "
                              f"sequence of weights, got {beta_select!r}")
         if beta_select != "train" and m < 2:
-            raise ValueError(f"beta_select={beta_select!r} needs kernel='multi' with at least "
-                             "two kernels")
+            raise ParamError(f"{{beta_select={beta_select}}} needs {{kernel=multi}} with at "
+                             "least two kernels")
         return np.full(m, 1.0 / m, dtype=np.float32) if beta_select == "uniform" else None
     try:
         beta = np.asarray(beta_select, dtype=np.float64)
@@ -262,10 +262,10 @@ def choose_weights(
 def _check_choice(model: Any, kernels: list, val_fraction: float, repeats: int) -> None:
     """The ValueErrors of :func:`choose_weights`'s settings."""
     if len(kernels) < 2:
-        raise ValueError("beta_select='validation' needs kernel='multi' with at least two "
+        raise ParamError("{beta_select=validation} needs {kernel=multi} with at least two "
                          "kernels")
     if int(model.partitions) > 1:
-        raise ValueError("beta_select='validation' is not available with partitions > 1")
+        raise ParamError("{beta_select=validation} is not available with {partitions} > 1")
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
     if int(repeats) < 1:

@@ -17,6 +17,7 @@ import numpy as np
 
 from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.sampling import seed_to_uint64
+from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
@@ -57,13 +58,14 @@ class KernelNE(EmbeddingEstimator):
     dim : int, default 128
         Embedding dimension [d].
     walks_per_node : int, default 80
-        Walks started from every node [N]: with ``walk_length``, the size of the walk corpus.
+        Walks started from every node [N]: with ``walk_length``, the size of the walk corpus
+        (at most 10,000).
     walk_length : int, default 10
-        Nodes per walk [L].
+        Nodes per walk [L] (at most 100,000).
     window : int, default 10
-        Context window [gamma].
+        Context window [gamma] (at most 1,000).
     negatives : int, default 5
-        Negative samples per (center, context) pair [k].
+        Negative samples per (center, context) pair [k] (at most 1,000).
     lr : float, default 0.025
         Initial learning rate [eta], decayed linearly down to ``min_lr``.
     min_lr : float, default 1e-4
@@ -77,7 +79,7 @@ class KernelNE(EmbeddingEstimator):
     q : float, default 1.0
         node2vec's in-out parameter.
     epochs : int, default 1
-        Passes over the walk corpus.
+        Passes over the walk corpus (at most 1,000).
     workers : int, optional
         Threads; None uses all cores.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
@@ -88,7 +90,7 @@ class KernelNE(EmbeddingEstimator):
     keep_walks : bool, default False
         Keep the walk corpus in memory (``walks_``) instead of streaming it.
     chunk_walks : int, default 8192
-        Walks generated and trained per chunk.
+        Walks generated and trained per chunk (at most 1,000,000).
     verbose : bool, default False
         Show a progress bar.
     beta_update : {"projected", "simplex"}, default "projected"
@@ -143,7 +145,7 @@ class KernelNE(EmbeddingEstimator):
         random rows of B instead of k per pair. 0: k fresh draws per pair (the paper's). ``"auto"``:
         128 on graphs of 100,000 nodes or more, where those random rows are the cost of training
         (about 1.8x faster per pair at 1M nodes, Micro-F1 within 0.002 at 100k), 0 below (the
-        paper's graphs).
+        paper's graphs). At most 1,000,000.
     beta_select : {"train", "uniform", "validation"} or sequence of float, default "train"
         How MKernelNE's weights are set (``kernel="multi"`` only; :doc:`METHOD </METHOD>` §4).
         ``"train"``: learned by SGD with the rows (see Notes). ``"uniform"``: fixed at ``1/m``. A
@@ -414,13 +416,13 @@ class KernelNE(EmbeddingEstimator):
         if self.min_lr > self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if int(self.partitions) > 1 and self.shared_negatives:
-            raise ValueError("partitioned training (partitions > 1) uses negatives per pair: "
-                             "drop shared_negatives")
+            raise ParamError("partitioned training ({partitions} > 1) uses negatives per "
+                             "pair: drop {shared_negatives}")
         if not (isinstance(self.beta_select, str) and self.beta_select == "train"):
             fixed_weights(self.beta_select, len(self.kernel_dictionary()))  # ValueError if bad
             if int(self.partitions) > 1:
-                raise ValueError("partitioned training (partitions > 1) learns the kernel "
-                                 "weights: use beta_select='train'")
+                raise ParamError("partitioned training ({partitions} > 1) learns the kernel "
+                                 "weights: use {beta_select=train}")
 
     def fit(self, graph: Any, y: Any = None, monitor: Callable | None = None,
             client: Any = None) -> KernelNE:

@@ -113,6 +113,25 @@ def save_model(model: Any, path: str | Path, then: Any = None) -> None:
             then()
 
 
+def check_settings(model: Any, path: str | Path) -> None:
+    """The settings a model file gives ``model`` follow the rules of the parameter table
+    (:mod:`kernelne.model.params`, its bounds included) and the estimator's cross checks: a
+    file edited to ``walks_per_node=10**6`` is refused, not trained for hours. ``workers``
+    beyond the cores is kept, and trains on the cores there are
+    (:func:`kernelne.parallel.resolve_workers`), as for a fit.
+
+    Raises
+    ------
+    InputError
+        Naming ``path``, the setting and its bound."""
+    try:
+        model._check_params()
+    except InputError as exc:  # a ParamError: its problem, without a path of its own
+        raise InputError(f"bad setting in the model file: {exc.problem}", path) from None
+    except ValueError as exc:
+        raise InputError(f"bad setting in the model file: {exc}", path) from None
+
+
 def load_model(path: str | Path, estimator: type) -> Any:
     """Read a model written by :func:`save_model`: an ``estimator`` (the class
     :class:`~kernelne.model.kernelne.KernelNE`) made from the saved settings, with its fitted
@@ -136,6 +155,7 @@ def load_model(path: str | Path, estimator: type) -> Any:
         if "directed" in arrays:
             directed = bool(arrays["directed"])
         model = estimator(**params)
+        check_settings(model, path)
         # the propagation applied; older files: the saved parameter (never "auto" there)
         propagation = parse_propagation(str(arrays["propagation"]) if "propagation" in arrays
                                         else params.get("propagate", False))

@@ -47,6 +47,15 @@ class Rule:
             return False
         return True
 
+    def same(self, a: Any, b: Any) -> bool:
+        """Whether two accepted values set the same thing (``"off"`` and ``False`` for a
+        spectral setting)."""
+        return a == b
+
+    def spelled(self, value: Any) -> str:
+        """``value`` as the command line writes it."""
+        return str(value)
+
 
 def _is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
@@ -54,12 +63,14 @@ def _is_integer(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Integer(Rule):
-    """An integer (``numbers.Integral``, not a bool) of at least ``low``; ``none``: ``None``
-    is accepted too; ``also``: other accepted integers (``workers=-1``)."""
+    """An integer (``numbers.Integral``, not a bool) of at least ``low`` and, with ``high``, at
+    most ``high``; ``none``: ``None`` is accepted too; ``also``: other accepted integers
+    (``workers=-1``)."""
 
     low: int
     none: bool = False
     also: tuple[int, ...] = ()
+    high: int | None = None
 
     def check(self, name: str, value: Any) -> None:
         if value is None and self.none:
@@ -68,6 +79,8 @@ class Integer(Rule):
             raise ValueError(f"{name} must be an integer, got {value!r}")
         if value < self.low and value not in self.also:
             raise ValueError(f"{name} must be at least {self.low}, got {value!r}")
+        if self.high is not None and value > self.high:
+            raise ValueError(f"{name} must be at most {self.high:,}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -201,6 +214,18 @@ class Spectral(Rule):
         except ValueError as exc:
             raise ValueError(str(exc).replace("propagate", name, 1)) from None
 
+    def same(self, a: Any, b: Any) -> bool:
+        from kernelne.engine.propagation import is_auto, parse_propagation
+
+        if is_auto(a) or is_auto(b):
+            return is_auto(a) and is_auto(b)
+        return parse_propagation(a) == parse_propagation(b)
+
+    def spelled(self, value: Any) -> str:
+        if value is None or value is False:
+            return "off"
+        return "on" if value is True else str(value)
+
 
 @dataclass(frozen=True)
 class AnyOf(Rule):
@@ -261,6 +286,22 @@ class Param:
 _POSITIVE = Real(0.0, low_closed=False)
 _PENALTY = Real(0.0)
 _COUNT = Integer(1)
+
+#: the largest value of each count that scales a fit's work, far beyond any use (the paper:
+#: 80 walks of 10 nodes, a window of 10, 5 negatives, 1 epoch): a model file edited to
+#: 10^6 walks per node is refused when read, not trained for hours
+LIMITS = {"walks_per_node": 10_000, "walk_length": 100_000, "window": 1_000,
+          "negatives": 1_000, "epochs": 1_000, "chunk_walks": 1_000_000}
+
+#: the largest ``negative_pool``: every walk draws its pool, so a pool beyond the negatives a
+#: walk uses (at most walk length x 2 window x k) only costs draws; 10^6 is far beyond that
+MAX_POOL = 1_000_000
+
+
+def _bounded(name: str, low: int = 1) -> Integer:
+    return Integer(low, high=LIMITS[name])
+
+
 _AUTO_GIVEN = "given: the options as given"
 
 #: every parameter of ``KernelNE``, in the constructor's order
@@ -283,14 +324,15 @@ PARAMS: tuple[Param, ...] = (
               "LIST"), auto=True, kernels=("multi",)),
     Param("dim", 128, _COUNT, "embedding dimension",
           Cli(("--dim",), "embedding dimension d", "D"), symbol="d"),
-    Param("walks_per_node", 80, _COUNT, "walks started from every node",
+    Param("walks_per_node", 80, _bounded("walks_per_node"), "walks started from every node",
           Cli(("--walks-per-node",), "walks per node", "N"), symbol="N"),
-    Param("walk_length", 10, _COUNT, "nodes per walk",
+    Param("walk_length", 10, _bounded("walk_length"), "nodes per walk",
           Cli(("--walk-length",), "walk length", "L"), symbol="L"),
-    Param("window", 10, _COUNT, "context window",
+    Param("window", 10, _bounded("window"), "context window",
           Cli(("--window",), "context window gamma", "W"), symbol="gamma"),
-    Param("negatives", 5, Integer(0), "negative samples per pair",
-          Cli(("--negatives",), "negative samples k (at least 1)", "K", rule=_COUNT),
+    Param("negatives", 5, _bounded("negatives", 0), "negative samples per pair",
+          Cli(("--negatives",), "negative samples k (at least 1)", "K",
+              rule=_bounded("negatives")),
           symbol="k"),
     Param("lr", 0.025, _POSITIVE, "initial learning rate",
           Cli(("--lr",), "initial learning rate", "LR"), symbol="eta"),
@@ -305,14 +347,14 @@ PARAMS: tuple[Param, ...] = (
           Cli(("-p", "--p"), "node2vec return parameter p", "P")),
     Param("q", 1.0, _POSITIVE, "node2vec in-out parameter",
           Cli(("-q", "--q"), "node2vec in-out parameter q", "Q")),
-    Param("epochs", 1, _COUNT, "passes over the walks",
+    Param("epochs", 1, _bounded("epochs"), "passes over the walks",
           Cli(("--epochs",), "passes over the walks", "N")),
     Param("workers", None, Integer(1, none=True, also=(-1,)), "threads (None, -1: all cores)",
           Cli(("--workers",), "threads (default: all cores)", "N", rule=_COUNT)),
     Param("random_state", None, Seed(), "random seed",
           Cli(("--seed",), "random seed (1 worker: exact)", "N")),
     Param("keep_walks", False, Flag(), "keep the walk corpus in memory"),
-    Param("chunk_walks", 8192, _COUNT, "walks generated and trained per chunk"),
+    Param("chunk_walks", 8192, _bounded("chunk_walks"), "walks generated and trained per chunk"),
     Param("verbose", False, Flag(), "show a progress bar"),
     Param("beta_update", "projected", Options(("projected", "simplex")),
           "the step on the kernel weights",
@@ -349,8 +391,8 @@ PARAMS: tuple[Param, ...] = (
         "frequent-node subsampling threshold",
         Cli(("--subsample",), "word2vec's frequent-node subsampling: drop an occurrence of a "
             "node with probability 1 - sqrt(T / its frequency in the walks); 0: off", "T")),
-    Param("negative_pool", "auto", AnyOf((Options(("auto",)), Integer(0)),
-                                         "'auto' or a pool size >= 0"),
+    Param("negative_pool", "auto", AnyOf((Options(("auto",)), Integer(0, high=MAX_POOL)),
+                                         f"'auto' or a pool size from 0 to {MAX_POOL:,}"),
           "negatives drawn per walk", Cli(
               ("--negative-pool",), "each walk's pairs pick their k negatives from a pool of "
               "Q draws made at the walk's start (0: k fresh draws per pair, the paper's; auto: "
@@ -384,6 +426,10 @@ PARAMS: tuple[Param, ...] = (
               "that method's default, off but in prone); works with every --method", "SPEC",
               const="on")),
 )
+
+#: what ``--paper`` sets besides ``robust=False`` (the row whose option it is): the paper's
+#: setting, kept as given, and its rows as trained
+PAPER: dict[str, Any] = {"setting": "given", "normalize": "none", "propagate": False}
 
 #: the rows by parameter name
 BY_NAME: dict[str, Param] = {row.name: row for row in PARAMS}

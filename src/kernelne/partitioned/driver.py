@@ -60,7 +60,7 @@ from kernelne.engine.trainer import (
     train_settings,
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
-from kernelne.errors import InputError, TrainingError
+from kernelne.errors import InputError, ParamError, TrainingError
 from kernelne.partitioned.blocks import (
     BlockRows,
     assemble,
@@ -183,11 +183,11 @@ def check_partition_settings(model, n_nodes: int) -> None:
     :func:`max_rounds`)."""
     parts, limit = int(model.partitions), max_partitions(n_nodes)
     if parts > limit:
-        raise InputError(f"--partitions {parts} is too many for a graph of {n_nodes:,} nodes: "
-                         f"at most {limit} (fewer than a third of the nodes)")
+        raise ParamError(f"{{partitions={parts}}} is too many for a graph of {n_nodes:,} "
+                         f"nodes: at most {limit} (fewer than a third of the nodes)")
     rounds, most = model.rounds, max_rounds(model.walks_per_node)
     if rounds is not None and int(rounds) > most:
-        raise InputError(f"--rounds {rounds} is too many: at most {most} (the walks per node, "
+        raise ParamError(f"{{rounds={rounds}}} is too many: at most {most} (the walks per node, "
                          f"or {DEFAULT_ROUNDS}; every round is 2 files and P steps, and a "
                          "round of less than one walk per node only adds steps)")
 
