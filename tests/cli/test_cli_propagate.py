@@ -89,6 +89,10 @@ def test_auto_is_said_and_paper_and_baselines_keep_their_rows(tmp_path, capsys):
         assert main(["embed", str(dense), "-o", str(tmp_path / f"{method}2.npy"), *fast,
                      "--seed", "0", "--method", method]) == 0
         np.testing.assert_array_equal(load_embedding(tmp_path / f"{method}2.npy")[0], plain)
+        assert main(["embed", str(dense), "-o", str(tmp_path / f"{method}3.npy"), *fast,
+                     "--seed", "0", "--method", method, "--propagate", "auto"]) == 0
+        rows = load_embedding(tmp_path / f"{method}3.npy")[0]  # given: auto, on this graph
+        np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, rtol=1e-5)
     capsys.readouterr()
 
 

@@ -35,6 +35,7 @@ from kernelne.cli.options import (
     check_options_on_graph,
     compiling_announced,
     describe_fit,
+    given_options,
     model_from_args,
     progress_shown,
     read_input_graph,
@@ -107,8 +108,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
             random_state=args.seed, verbose=bars,
-            # KernelNE's default "auto": the method's own default instead (off but in ProNE)
-            propagate=None if args.propagate == "auto" else args.propagate,
+            # not given: the method's own default (off but in ProNE), not KernelNE's "auto"
+            propagate=args.propagate if "propagate" in given_options(args) else None,
         )
         report_unused_options(args, set(method_params(args.method)))
         model = make_method(args.method, ignore_unknown=True, **shared)
