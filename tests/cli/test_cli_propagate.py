@@ -78,8 +78,8 @@ def test_auto_is_said_and_paper_and_baselines_keep_their_rows(tmp_path, capsys):
     fast = [o for o in FAST if o != "--quiet"]
     assert main(["embed", str(dense), "-o", str(tmp_path / "a.npy"), *fast]) == 0
     out = capsys.readouterr().out
-    assert "propagated order=10,mu=0.2,theta=0.5: the rows spectrally propagated" in out
-    assert "; auto: mean degree " in out and " >= 8" in out
+    assert "propagated order=10,mu=0.2,theta=0.5 (auto: mean degree " in out
+    assert " >= 8): band-pass filter, thin SVD (health: the rows as trained)" in out
     assert main(["embed", str(dense), "-o", str(tmp_path / "p.npy"), *fast, "--paper"]) == 0
     assert "propagated" not in capsys.readouterr().out
     for method in ("deepwalk", "line"):
@@ -101,6 +101,6 @@ def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
     assert main(["embed", str(KARATE), "-o", str(tmp_path / "e.npy"), *fast,
                  "--propagate", "theta=1"]) == 0
     out = capsys.readouterr().out
-    assert "propagated order=10,mu=0.2,theta=1: the rows spectrally propagated" in out
+    assert "propagated order=10,mu=0.2,theta=1: band-pass filter, thin SVD" in out
     assert main(["embed", str(KARATE), "-o", str(tmp_path / "f.npy"), *fast]) == 0
     assert "propagated no (auto: mean degree 4.6 < 8)" in capsys.readouterr().out

@@ -388,9 +388,8 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     propagation = getattr(model, "propagation_", None)
     chosen = (setting or {}).get("propagation")  # propagate="auto": why
     if propagation is not None:
-        lines.append(f"propagated {propagation}: the rows spectrally propagated after training "
-                     "(band-pass filter, thin SVD; health below: the rows as trained)"
-                     + (f"; {chosen}" if chosen else ""))
+        lines.append(f"propagated {propagation}" + (f" ({chosen})" if chosen else "")
+                     + ": band-pass filter, thin SVD (health: the rows as trained)")
     elif chosen:
         lines.append(f"propagated no ({chosen})")
     for diverged in getattr(model, "lr_restarts_", []):
