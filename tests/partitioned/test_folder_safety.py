@@ -1,5 +1,6 @@
 """What a partition folder may be (audit 5): no chained or read-only URL (B18, B28, B29, B30),
-no URL without a bucket (B19), and no symbolic link inside it followed out of it (H11)."""
+no URL without a bucket (B19) or with an upper-case protocol (B26), not an empty name (A55),
+and no symbolic link inside it followed out of it (H11)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def edge_file(tmp_path):
     ("ftp://127.0.0.1:1/x", ["ftp://127.0.0.1:1/x cannot be reached"]),  # B30
     ("s3://", ["names no bucket or folder after s3://"]),  # B19
     ("memory:///", ["names no bucket or folder after memory://"]),
+    ("S3://bkt/upper", ["S3:// must be written in lower case", "write it s3://"]),  # B26
+    ("FOO://x/y", ["unknown protocol foo://"]),  # not a known protocol in upper case
 ])
 def test_a_url_that_cannot_hold_a_fit_is_one_line_before_any_work(tmp_path, edge_file, capsys,
                                                                   monkeypatch, url, words):
@@ -58,6 +61,23 @@ def test_a_url_that_cannot_hold_a_fit_is_one_line_before_any_work(tmp_path, edge
     assert code == 2
     one_error_line(err, "--partition-dir", *words)
     assert sorted(os.listdir(tmp_path)) == before  # no local folder "s3:", no output
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_a55_an_empty_partition_dir_is_refused_not_the_current_folder(tmp_path, edge_file,
+                                                                      capsys, monkeypatch,
+                                                                      empty):
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    out = tmp_path / "e.npy"
+    code, err = run_cli(["embed", edge_file, "-o", out, *FAST, "--partition-dir", empty], capsys)
+    assert code == 2
+    one_error_line(err, "--partition-dir is empty", "give a folder (. for the current one)")
+    assert os.listdir(cwd) == [] and not out.exists()
+    with pytest.raises(InputError, match="^--partition-dir is empty"):
+        small_model(empty).fit(small_graph())
+    assert os.listdir(cwd) == []
 
 
 class Crash(Exception):
@@ -127,6 +147,7 @@ def test_a_new_block_file_is_written_whole(tmp_path):
     ({"losses": "x"}, ["losses that are not finite numbers"]),  # H16
     ({"pairs": "x"}, ["records pairs 'x', not a count"]),
     ({"checks": ["x"]}, ["checks that is not a list"]),
+    ({"step": 4}, ["records step 4 but 1 loss records", "inconsistent"]),  # H13c: "finished"
 ])
 def test_h12_h16_an_edited_progress_record_is_one_line_naming_it(tmp_path, monkeypatch, capsys,
                                                                  edge_file, edit, words):

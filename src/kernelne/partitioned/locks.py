@@ -123,6 +123,10 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
     the fit was stopped before it wrote the marker); a URL (:func:`usable_url`) under the
     same rules. Anything else is one :class:`InputError` naming the folder."""
     text = os.fspath(partition_dir)
+    if not text.strip():  # not the current folder: "" is most often an unset variable
+        raise InputError(f"--partition-dir is empty ({text!r}): give a folder (. for the "
+                         "current one) or a URL such as s3://bucket/run, or leave it out for "
+                         "a temporary folder")
     protocol, sep, rest = text.partition("://")
     if "::" in text and sep:
         raise InputError(f"--partition-dir {text}: a chained URL (PROTOCOL::URL) is not "
@@ -168,6 +172,13 @@ def usable_url(url: RemotePath) -> RemotePath:
                          f"not installed ({exc}); pip install 'kernelne[dask]' installs fsspec "
                          "and s3fs") from None
     except ValueError as exc:
+        from fsspec import available_protocols
+
+        written = str(url).split("://", 1)[0]  # url.protocol is in lower case
+        if written != url.protocol and url.protocol in available_protocols():
+            raise InputError(f"--partition-dir {url}: the protocol {written}:// must be written "
+                             f"in lower case: write it {url.protocol}:// (as fsspec names its "
+                             "protocols)") from None
         raise InputError(f"--partition-dir {url}: unknown protocol {url.protocol}:// ({exc}): "
                          "give a folder or an fsspec URL such as s3://bucket/run") from None
     except Exception as exc:  # noqa: BLE001 - a file system that connects when made (ftp://)

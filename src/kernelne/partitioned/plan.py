@@ -158,7 +158,8 @@ def check_progress(state: dict, path: Location, folder: Location, steps: int,
                    n_kernels: int) -> None:
     """The record ``progress.json`` of a fit of ``steps`` steps and ``n_kernels`` kernels
     checked before a resume uses it: a step in ``0..steps``, counts and losses that are
-    numbers, a positive finite kernel scale, finite kernel weights; otherwise
+    numbers, one loss record a step (a step edited to the last is no finished fit), a
+    positive finite kernel scale, finite kernel weights; otherwise
     :func:`damaged` naming the file and the first bad entry."""
     def number(x) -> bool:
         return isinstance(x, int | float) and not isinstance(x, bool) and np.isfinite(x)
@@ -176,6 +177,9 @@ def check_progress(state: dict, path: Location, folder: Location, steps: int,
     if not isinstance(losses, list) or not all(
             isinstance(x, list) and len(x) == 3 and all(number(v) for v in x) for x in losses):
         raise bad("losses that are not finite numbers")
+    if len(losses) != step:  # one loss record a step: a step edited by hand (a fit not done)
+        raise bad(f"step {step} but {len(losses)} loss records (one a step): the progress "
+                  "record is inconsistent")
     if "scale" in state and not (number(state["scale"]) and state["scale"] > 0):
         raise bad(f"scale {str(state['scale'])[:40]!r}, not a positive number")
     beta = state.get("beta")
