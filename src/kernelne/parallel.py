@@ -3,6 +3,7 @@ the connection to a Dask scheduler."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +55,40 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+class _NoErrors(logging.Filter):
+    """Lets only records below ``ERROR`` through."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+@contextmanager
+def dask_errors_unlogged(names: tuple[str, ...] = ("distributed.client",)) -> Iterator[None]:
+    """Within the block, the loggers ``names`` print no ``ERROR`` records (their warnings
+    still show): for the command line, whose own one-line error says what failed. A lost
+    scheduler otherwise has ``distributed.client`` log two chained tracebacks of its
+    reconnection before kernelne's message. The filters are removed after the block.
+
+    Parameters
+    ----------
+    names
+        The loggers to quiet.
+
+    Yields
+    ------
+    None
+    """
+    quiet = _NoErrors()
+    loggers = [logging.getLogger(name) for name in names]
+    for logger in loggers:
+        logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(quiet)
 
 
 #: seconds a Dask scheduler has to answer (:func:`dask_client`)

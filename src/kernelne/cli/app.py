@@ -43,7 +43,7 @@ from kernelne.cli.options import (
 )
 from kernelne.errors import InputError, ParamError, TrainingError
 from kernelne.memory import peak_memory_mb
-from kernelne.parallel import dask_client
+from kernelne.parallel import dask_client, dask_errors_unlogged
 
 
 def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
@@ -121,7 +121,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
                          "(P >= 2)")
     with rows_on_disk(model) as temporary, compiling_announced(not args.quiet and not bars):
         if args.scheduler is not None:
-            with dask_client(args.scheduler) as client:
+            with dask_errors_unlogged(), dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
         else:
             model.fit(graph)
