@@ -17,16 +17,17 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from kernelne.cli.grammar import (
+    PROGRESS_HELP,
     HelpFormatter,
     add_command,
     check_deprecated_spellings,
     output_or_positional,
+    progress_shown,
     seed_value,
 )
 from kernelne.cli.options import (
     OPTION_FLAGS,
     OPTION_PARAMS,
-    PROGRESS_HELP,
     add_graph_input_options,
     add_model_options,
     add_partition_options,
@@ -37,7 +38,6 @@ from kernelne.cli.options import (
     describe_fit,
     given_options,
     model_from_args,
-    progress_shown,
     read_input_graph,
     report_graph,
 )

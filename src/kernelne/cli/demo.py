@@ -18,13 +18,13 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import train_test_split
 
+from kernelne.cli.grammar import progress_shown
 from kernelne.cli.options import (
     check_model_options,
     check_options_on_graph,
     compiling_announced,
     describe_fit,
     model_from_args,
-    progress_shown,
 )
 from kernelne.graphs.graph import from_networkx
 

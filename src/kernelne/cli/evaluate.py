@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias, job_count, seed_value
+from kernelne.cli.grammar import (
+    PROGRESS_HELP,
+    add_command,
+    add_deprecated_alias,
+    job_count,
+    progress_shown,
+    seed_value,
+)
 from kernelne.errors import InputError, quote
 from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.linkpred import OPERATORS
@@ -99,7 +105,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
             select_C=SELECT_CS if args.select_C else None, missing=args.missing,
-            progress=not args.no_progress and sys.stderr.isatty(),
+            progress=progress_shown(args),
         )
         table = part if table is None else table + part
     emit(table, args)
@@ -126,7 +132,7 @@ def cmd_linkpred(args: argparse.Namespace) -> int:
     table = evaluate_link_prediction(
         args.embedding, split, operators=operators, classifier=default_edge_classifier(args.C),
         method=args.name or stem(args.embedding), dataset=dataset, select=args.select,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=progress_shown(args),
     )
     emit(table, args)
     return 0
@@ -221,9 +227,7 @@ def _register_classify(tasks) -> None:
                           "counted in the output)")
     classify.add_argument("--jobs", type=job_count, default=-1, metavar="N",
                           help="parallel jobs (-1 = all cores; capped at the work)")
-    classify.add_argument("--no-progress", action="store_true",
-                          help="no progress bar (there is none either when stderr is not a "
-                          "terminal)")
+    classify.add_argument("--no-progress", action="store_true", help=PROGRESS_HELP)
     add_common(classify)
     classify.set_defaults(func=cmd_classify)
 
@@ -249,9 +253,7 @@ def _register_linkpred(tasks) -> None:
     linkpred.add_argument("--select", action="store_true",
                           help="choose the operator (among --operator) and C by 3-fold "
                           "cross-validated ROC-AUC on the training pairs only; one result")
-    linkpred.add_argument("--no-progress", action="store_true",
-                          help="no progress bar (there is none either when stderr is not a "
-                          "terminal)")
+    linkpred.add_argument("--no-progress", action="store_true", help=PROGRESS_HELP)
     add_common(linkpred)
     linkpred.set_defaults(func=cmd_linkpred)
 

@@ -187,3 +187,13 @@ def seed_value(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value}: a seed is a whole number >= 0")
     return value
+
+
+PROGRESS_HELP = "no progress bars (there are none either when stderr is not a terminal)"
+
+
+def progress_shown(args: argparse.Namespace) -> bool:
+    """Whether a fit draws its progress bars: on a terminal only, and neither ``--quiet`` nor
+    ``--no-progress`` given (the rule of every command that draws them)."""
+    return (not getattr(args, "quiet", False) and not getattr(args, "no_progress", False)
+            and sys.stderr.isatty())

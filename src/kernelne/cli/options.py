@@ -275,16 +275,6 @@ def expected_kept_share(graph, subsample: float) -> float:
     return max(shares)
 
 
-PROGRESS_HELP = "no progress bars (there are none either when stderr is not a terminal)"
-
-
-def progress_shown(args: argparse.Namespace) -> bool:
-    """Whether a fit draws its progress bars: on a terminal only, and neither ``--quiet`` nor
-    ``--no-progress`` given (the rule of ``evaluate`` and ``plot``)."""
-    return (not getattr(args, "quiet", False) and not getattr(args, "no_progress", False)
-            and sys.stderr.isatty())
-
-
 @contextlib.contextmanager
 def compiling_announced(shown: bool) -> Iterator[None]:
     """With ``shown``, the enclosed block announces numba's first-run compilation on stderr

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
+from kernelne.cli.grammar import add_command, add_deprecated_alias, progress_shown, seed_value
 from kernelne.errors import InputError
 from kernelne.evaluation.plot import PROJECTIONS, check_image_suffix, is_html, plot_embedding
 from kernelne.outputs import check_output_path
@@ -19,7 +18,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     check_output_path(args.output, [args.embedding, args.labels])
     out = plot_embedding(args.embedding, args.labels, args.output, method=args.projection,
                          sample=args.sample, seed=args.seed, notes=True,
-                         progress=not args.no_progress and sys.stderr.isatty())
+                         progress=progress_shown(args))
     print(f"wrote {out}")
     return 0
 

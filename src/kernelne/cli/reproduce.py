@@ -6,7 +6,13 @@ import argparse
 import sys
 import time
 
-from kernelne.cli.grammar import add_command, add_deprecated_alias, job_count, positive_count
+from kernelne.cli.grammar import (
+    add_command,
+    add_deprecated_alias,
+    job_count,
+    positive_count,
+    progress_shown,
+)
 from kernelne.outputs import check_output_path
 
 GRID_TASKS = ("classification", "link_prediction", "sensitivity")
@@ -61,7 +67,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     invocation.update(info)
                     execute(grid, Data(data_dir, cache), cache, dask=bool(args.scheduler),
                             jobs=args.jobs, workers=args.workers,
-                            progress=not args.no_progress and sys.stderr.isatty(), log=log,
+                            progress=progress_shown(args), log=log,
                             stats=stats)
         except KeyboardInterrupt:
             invocation["interrupted"] = True

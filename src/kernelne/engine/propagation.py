@@ -135,12 +135,10 @@ def check_propagation(spec: object) -> None:
 
 
 def mean_degree(adjacency: sp.spmatrix) -> float:
-    """The mean degree of the undirected version of ``adjacency`` (``max(A, Aᵀ)``, self-loops
-    left out) over the nodes with at least one edge (0.0 without edges)."""
-    a = sp.csr_matrix(adjacency)
-    if (a != a.T).nnz:
-        a = a.maximum(a.T).tocsr()
-    counts = np.diff(a.indptr) - (a.diagonal() != 0)
+    """The mean degree of the graph the propagation filters (:func:`with_self_loops`'s
+    ``max(A, Aᵀ)``, self-loops left out) over the nodes with at least one edge (0.0 without
+    edges)."""
+    counts = np.diff(with_self_loops(adjacency).indptr) - 1  # less each row's own loop
     linked = int((counts > 0).sum())
     return float(counts.sum()) / linked if linked else 0.0
 
