@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from kernelne import KernelNE, TrainingError
-from kernelne.engine.diagnostics import DegenerateEmbeddingWarning, embedding_health
+from kernelne.engine.diagnostics import (
+    DegenerateEmbeddingWarning,
+    EmbeddingHealth,
+    embedding_health,
+)
 from kernelne.engine.robust import AUC_RISE, SECOND_LOOK
 from kernelne.graphs.graph import Graph
 
@@ -70,9 +74,11 @@ def test_robust_fit_is_the_paper_fit_when_nothing_collapses():
     g = nx.planted_partition_graph(4, 50, 0.2, 0.01, seed=1)
     src, dst = np.array(g.edges()).T
     sparse = Graph.from_edges(src, dst)
-    robust = KernelNE(dim=16, walks_per_node=20, chunk_walks=200, workers=1, random_state=1)
+    # mean degree 11: setting="given" keeps the paper's setting (auto: the dense one)
+    robust = KernelNE(dim=16, walks_per_node=20, chunk_walks=200, workers=1, random_state=1,
+                      setting="given")
     paper = KernelNE(dim=16, walks_per_node=20, chunk_walks=200, workers=1, random_state=1,
-                     robust=False)
+                     robust=False, setting="given")
     np.testing.assert_array_equal(robust.fit(sparse).embedding_, paper.fit(sparse).embedding_)
     assert robust.kernel_scale_ == 1.0 and robust.narrowed_ == []
     # the first reading was doubtful (offset 1.6, AUC 0.55); the second, at twice the pairs,
@@ -154,3 +160,13 @@ def test_roc_auc_known_values_and_bad_scores():
     assert roc_auc(np.array([1.0, 3.0]), np.array([2.0])) == 0.5
     with pytest.raises(ValueError, match="NaN"):
         roc_auc(np.array([np.nan]), np.array([1.0]))
+
+
+def test_an_offset_is_a_shell_only_while_neighbours_are_not_clearly_alike():
+    # the demo graph with the dense setting: offset 3.3, AUC 0.82, k-means ARI 0.99
+    assert not EmbeddingHealth(0.82, 3.3, 0.37).collapsed
+    # Cora with sch:0.5: offset 5.2 with an AUC near 0.6, Micro-F1 0.44
+    shell = EmbeddingHealth(0.6, 5.2, 0.5)
+    assert shell.on_shell and shell.collapsed
+    random_rows = EmbeddingHealth(0.52, 0.4, 0.1)
+    assert random_rows.collapsed and not random_rows.on_shell

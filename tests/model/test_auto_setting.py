@@ -11,6 +11,7 @@ import pytest
 from kernelne import KernelNE
 from kernelne.graphs.generators import planted_partition_sbm
 from kernelne.graphs.graph import Graph
+from kernelne.model import auto_setting
 from kernelne.model.auto_setting import OUTPUT_NORM, chooses
 
 #: the rows as the setting leaves them (the propagation of dense graphs: test_propagate.py)
@@ -24,14 +25,15 @@ def planted(n: int, m: int, k: int, mu: float, seed: int) -> Graph:
 
 @pytest.fixture(scope="module")
 def dense() -> Graph:
-    """Mean degree 60: the Gaussian's rows collapse and the restart test sees it."""
+    """Mean degree 49: the dense setting from the start (and without that rule, the
+    Gaussian's rows collapse and the restart test sees it)."""
     return planted(1000, 30000, 5, 0.6, 1)
 
 
 @pytest.fixture(scope="module")
 def sparse() -> Graph:
-    """Mean degree 8: nothing collapses."""
-    return planted(1000, 4000, 10, 0.3, 2)
+    """Mean degree 7: the paper's setting, and nothing collapses."""
+    return planted(1000, 3500, 10, 0.3, 2)
 
 
 def fit(graph: Graph, **params) -> KernelNE:
@@ -40,23 +42,36 @@ def fit(graph: Graph, **params) -> KernelNE:
         return KernelNE(**{**FAST, **params}).fit(graph)
 
 
-def test_a_dense_graph_switches_to_the_dense_setting_bit_for_bit(dense):
+def test_a_graph_of_mean_degree_8_or_more_trains_the_dense_setting_bit_for_bit(dense):
     auto = fit(dense)
     assert auto.setting_["name"] == "dense"
     assert auto.setting_["params"] == {"kernel": "schoenberg", "window_shrink": True}
-    assert "collapsing" in auto.setting_["evidence"]
+    assert auto.setting_["evidence"] == "mean degree 49.1 >= 8"
     assert [k.kind for k in auto.kernels_] == ["schoenberg"]
     assert auto.kernel == "gauss" and auto.window_shrink is False  # parameters untouched
     given = fit(dense, kernel="schoenberg", window_shrink=True, setting="given")
     np.testing.assert_array_equal(auto.embedding_, given.embedding_)
     assert auto.output_scale_ == given.output_scale_
+    assert len(auto.shell_checks_) == len(given.shell_checks_)  # one run, no restart
+
+
+def test_below_the_bound_the_restart_test_switches_to_the_dense_setting(dense, monkeypatch):
+    monkeypatch.setattr(auto_setting, "AUTO_MIN_DEGREE", 1000.0)  # the degree rule out of reach
+    auto = fit(dense)
+    assert auto.setting_["name"] == "dense"
+    assert "collapsing" in auto.setting_["evidence"]
+    assert [k.kind for k in auto.kernels_] == ["schoenberg"]
+    given = fit(dense, kernel="schoenberg", window_shrink=True, setting="given")
+    np.testing.assert_array_equal(auto.embedding_, given.embedding_)
+    assert len(auto.shell_checks_) > len(given.shell_checks_)  # the Gaussian's run, then this
 
 
 def test_a_sparse_graph_keeps_the_papers_setting(sparse):
     auto = fit(sparse)
     assert auto.shell_checks_ and not auto.narrowed_
     assert auto.setting_["name"] == "paper"
-    assert "no shell" in auto.setting_["evidence"]
+    assert auto.setting_["evidence"] == ("mean degree 7.1 < 8 and the restart test found no "
+                                         "shell, as on sparse graphs")
     paper = fit(sparse, setting="given", normalize="none")
     np.testing.assert_array_equal(auto.embedding_,
                                   paper.embedding_ * np.float32(auto.output_scale_))
@@ -147,7 +162,7 @@ def test_cli_paper_is_the_papers_algorithm_and_setting_bit_for_bit(dense, tmp_pa
     np.testing.assert_array_equal(np.load(tmp_path / "paper.npy"), paper.embedding_)
     assert main(["embed", str(path), "-o", str(tmp_path / "auto.npy"), *args]) == 0
     out = capsys.readouterr().out
-    assert "setting    dense: the restart test found the rows collapsing" in out
+    assert "setting    dense: mean degree 49.1 >= 8\n" in out
     assert "rows       scaled by" in out
     np.testing.assert_array_equal(np.load(tmp_path / "auto.npy"),
                                   fit(dense, propagate="auto").embedding_)

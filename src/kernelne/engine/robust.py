@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelne.engine.diagnostics import SAMPLE_ROWS, embedding_health, offset_and_direction
+from kernelne.engine.diagnostics import (
+    SAMPLE_ROWS,
+    SHELL_AUC_WIDE,
+    embedding_health,
+    offset_and_direction,
+)
 
 CHECKPOINT = 0.05
 CHECKPOINT_PAIRS = 200  # ... and not before this many pairs per node (then at most half-way)
 SHELL_OFFSET = 2.0
-SHELL_AUC_WIDE = 0.7
 SHELL_AUC = 0.55
 # A partitioned fit's parts drift apart: the shell forms within each part (A_i's rows share an
 # offset) while the offset of all of A stays lower. So its test takes the mean of the parts'

@@ -2,14 +2,16 @@
 
 **The setting.** On sparse graphs the paper's setting (Gaussian kernel, squared loss, every
 context in the window weighted 1) is within noise of the best of ``kernelne tune``'s seven
-defaults; on dense graphs the wide Gaussian's rows collapse onto a shell, which the robust
-restart test (:mod:`kernelne.engine.robust`) sees after 5% of the run, and the Schoenberg kernel
-with
-shrinking windows (:data:`DENSE_SETTING`) is then far ahead. So an automatic fit starts with
-the paper's setting and, if the restart test finds the shell, restarts with the dense setting
-instead of a narrower Gaussian: the evidence is the test's own figures (offset ratio and
-neighbour AUC of the rows), read from the graph itself without labels. A restart costs the 5%
-of the run before it, as a narrowing restart does; a fit whose test finds no shell costs
+defaults; on dense graphs the Schoenberg kernel with shrinking windows (:data:`DENSE_SETTING`)
+is far ahead, before and after the spectral propagation that ``propagate="auto"`` adds there.
+So an automatic fit trains with the dense setting where the graph's mean degree is at least
+:data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE` (:func:`dense_by_degree`, the bound from
+which ``propagate="auto"`` propagates), and below it starts with the paper's setting: if the
+robust restart test (:mod:`kernelne.engine.robust`) sees the wide Gaussian's rows collapse onto
+a shell after 5% of the run (heavy-tailed graphs), it restarts with the dense setting instead
+of a narrower Gaussian. The evidence is read from the graph itself without labels: its mean
+degree, or the test's own figures (offset ratio and neighbour AUC of the rows). A restart costs
+the 5% of the run before it, as a narrowing restart does; a fit whose test finds no shell costs
 nothing more. If the dense setting's rows form a shell too, its kernel is narrowed as usual.
 
 The choice applies only when the parameters it sets are left at their defaults
@@ -38,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelne.engine.propagation import AUTO_MIN_DEGREE
 from kernelne.model.params import PARAMS, param
 
 #: ``KernelNE(setting=...)``: choose from the graph, or use the parameters as given
@@ -85,6 +88,14 @@ def chooses(model) -> bool:
     return True
 
 
+def dense_by_degree(mean_degree: float | None) -> bool:
+    """Whether an automatic fit trains with :data:`DENSE_SETTING` from the start: the graph's
+    mean degree (:func:`~kernelne.engine.propagation.mean_degree`; None: not measured, the
+    choice does not apply) is at least :data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE`,
+    the bound from which ``propagate="auto"`` propagates too."""
+    return mean_degree is not None and mean_degree >= AUTO_MIN_DEGREE
+
+
 def fitted_params(model):
     """The parameters ``model``'s rows were trained with: the estimator's, or a copy with
     ``setting_["params"]`` applied when an automatic fit switched (for training more rows
@@ -126,7 +137,8 @@ def with_params(model, params: dict[str, Any]):
     return copied
 
 
-def describe_setting(model, switched_at: dict | None, checked: bool) -> dict[str, Any]:
+def describe_setting(model, switched_at: dict | None, checked: bool,
+                     mean_degree: float | None = None) -> dict[str, Any]:
     """``setting_``: the name of the setting a fit kept, its parameters and the evidence.
 
     Parameters
@@ -137,6 +149,10 @@ def describe_setting(model, switched_at: dict | None, checked: bool) -> dict[str
         The restart test that found the shell (a ``shell_checks_`` entry), None if none did.
     checked : bool
         Whether the restart test ran (it needs enough pairs and rows).
+    mean_degree : float or None
+        The graph's mean degree where the automatic setting applies (None elsewhere); from
+        :data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE` up, the fit trained with the
+        dense setting from the start.
 
     Returns
     -------
@@ -144,6 +160,9 @@ def describe_setting(model, switched_at: dict | None, checked: bool) -> dict[str
         ``name`` ("paper", "dense" or "given"), ``params`` (those that differ from the
         estimator's) and ``evidence`` (one sentence).
     """
+    if dense_by_degree(mean_degree):
+        return {"name": "dense", "params": dict(DENSE_SETTING),
+                "evidence": f"mean degree {mean_degree:.1f} >= {AUTO_MIN_DEGREE:g}"}
     if switched_at is not None:
         return {"name": "dense", "params": dict(DENSE_SETTING),
                 "evidence": (f"the restart test found the rows collapsing after "
@@ -151,9 +170,11 @@ def describe_setting(model, switched_at: dict | None, checked: bool) -> dict[str
                              f"{switched_at['offset_ratio']:.1f}, neighbour AUC "
                              f"{switched_at['neighbour_auc']:.2f}), as on dense graphs")}
     if chooses(model):
+        degree = "" if mean_degree is None else (f"mean degree {mean_degree:.1f} < "
+                                                 f"{AUTO_MIN_DEGREE:g} and ")
         return {"name": "paper", "params": {},
-                "evidence": ("the restart test found no shell, as on sparse graphs" if checked
-                             else "too few pairs or rows for the restart test")}
+                "evidence": degree + ("the restart test found no shell, as on sparse graphs"
+                                      if checked else "too few pairs or rows for the restart test")}
     why = ("setting='given'" if model.setting != "auto"
            else "a partitioned fit" if int(model.partitions) > 1
            else "no restart test (robust=False)" if not model.robust

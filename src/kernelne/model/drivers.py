@@ -64,7 +64,8 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         beta_history=np.array(run.history) if fixed is None else fixed[None, :],
         pairs=run.pairs, losses=run.loss_rows, n_walks=model.epochs * corpus.n_walks,
         counts=counts, walks=np.concatenate(stored) if stored else None,
-        seed=int(seed % 2**32), switched_at=out.switched_at, start=start))
+        seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
+        choice_degree=out.mean_degree))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
     training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
@@ -82,7 +83,7 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
                seed: int, switched_at: dict | None, start: float,
-               partitioned: bool = False) -> FitRecord:
+               partitioned: bool = False, choice_degree: float | None = None) -> FitRecord:
     """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
     in place with ``normalize="auto"``) and its run's figures, with the propagation
     ``propagate`` gives on ``g`` (:func:`~kernelne.engine.propagation.choose_propagation`);
@@ -97,7 +98,7 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
     scale = rescale(model, A, B, seed)
     propagation, why = choose_propagation(model.propagate, g.adjacency(), A.shape[1],
                                           partitioned)
-    setting = describe_setting(model, switched_at, bool(checks))
+    setting = describe_setting(model, switched_at, bool(checks), choice_degree)
     if why != "as given":
         setting["propagation"] = why
     return FitRecord(

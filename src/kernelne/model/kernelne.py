@@ -155,13 +155,15 @@ class KernelNE(EmbeddingEstimator):
         graph; see :mod:`kernelne.model.kernel_choice` (``beta_choice_`` holds every candidate's
         score).
     setting : {"auto", "given"}, default "auto"
-        ``"auto"``: start with the parameters as given and, if the robust restart test finds the
-        rows collapsing onto a shell (as on dense graphs), restart with the Schoenberg kernel
-        and shrinking windows instead of a narrower Gaussian
-        (:data:`~kernelne.model.auto_setting.DENSE_SETTING`). This applies only while ``kernel``,
-        ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and ``beta_select`` are at their
-        defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept and
-        why (:mod:`kernelne.model.auto_setting`). ``"given"``: the parameters as given, always.
+        ``"auto"``: where the graph's mean degree (of the undirected graph, over the nodes with
+        an edge) is at least 8, train with the Schoenberg kernel and shrinking windows
+        (:data:`~kernelne.model.auto_setting.DENSE_SETTING`); below, start with the parameters
+        as given and, if the robust restart test finds the rows collapsing onto a shell,
+        restart with that dense setting instead of a narrower Gaussian. This applies only
+        while ``kernel``, ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and
+        ``beta_select`` are at their defaults, ``robust=True`` and ``partitions=1``;
+        ``setting_`` says what was kept and why (:mod:`kernelne.model.auto_setting`).
+        ``"given"``: the parameters as given, always.
     normalize : {"auto", "none"}, default "auto"
         ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
         (``output_scale_``) that brings the median row norm to

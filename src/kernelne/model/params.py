@@ -408,10 +408,11 @@ PARAMS: tuple[Param, ...] = (
               "`kernelne docs method`, section 4)",
               choices=("train", "uniform", "validation")), auto=True, kernels=("multi",)),
     Param("setting", "auto", Options(("auto", "given")), "choose the setting from the graph",
-          Cli(("--setting",), "auto: start with the paper's setting and switch to --kernel "
-              "schoenberg --window-shrink when the restart test finds the rows collapsing "
-              "(dense graphs), if --kernel, --sigma, --loss and --window-shrink are left at "
-              f"their defaults; {_AUTO_GIVEN}")),
+          Cli(("--setting",), "auto: --kernel schoenberg --window-shrink (the dense "
+              "setting) where the graph's mean degree is 8 or more; below, the paper's setting, "
+              "switched to the dense one when the restart test finds the rows collapsing; "
+              "only while --kernel, --sigma, --loss and --window-shrink are left at their "
+              f"defaults; {_AUTO_GIVEN}")),
     Param("normalize", "auto", Options(("auto", "none")), "rescale the rows",
           Cli(("--normalize",), "auto: rows rescaled by one factor to a median norm of 2.5 "
               "(for logistic regression at C = 1; cosines, neighbours and k-means are "

@@ -1,7 +1,10 @@
 """The restarts of a fit: training runs from fresh rows until one is kept.
 
 A run (:class:`Run`) trains every chunk of walks once per epoch. :func:`train_with_restarts`
-starts runs until one is kept, and restarts in three cases:
+starts runs until one is kept. Where the automatic setting applies and the graph is dense (mean
+degree at least :data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE`),
+the first run already trains with :data:`~kernelne.model.auto_setting.DENSE_SETTING`. It
+restarts in three cases:
 
 * the rows collapse onto a shell (:func:`~kernelne.engine.robust.shell_figures`) and the
   automatic setting may still switch: the next run trains with
@@ -25,6 +28,7 @@ from tqdm.auto import tqdm
 from kernelne.engine.chunks import StageClock, train_chunks
 from kernelne.engine.diagnostics import check_finite
 from kernelne.engine.kernels import Kernel
+from kernelne.engine.propagation import mean_degree
 from kernelne.engine.robust import (
     CHECKPOINT_PAIRS,
     MAX_NARROWING,
@@ -41,7 +45,7 @@ from kernelne.engine.trainer import (
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
-from kernelne.model.auto_setting import DENSE_SETTING, chooses, with_params
+from kernelne.model.auto_setting import DENSE_SETTING, chooses, dense_by_degree, with_params
 
 
 def count_walks(corpus: WalkCorpus, n_nodes: int, keep_walks: bool, verbose: bool
@@ -66,7 +70,10 @@ class Restarts:
     """What :func:`train_with_restarts` ends with: the kept ``run``, the ``kernels`` it
     trained (the dense setting's after a switch), the kernel scale ``rho``, the shell
     figures of each narrowing (``narrowed``), whether the weights moved to the simplex,
-    the shell test that switched to the dense setting (``switched_at``, None: no switch),
+    the shell test that switched to the dense setting (``switched_at``, None: no switch), the
+    graph's mean degree where the automatic setting applies (``mean_degree``, None elsewhere;
+    from :data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE` up the dense setting from the
+    start),
     every shell test (``checks``), the learning-rate factor ``rate`` and its halvings
     (``lr_restarts``), and the seconds of walks and training given up with restarted runs."""
 
@@ -76,6 +83,7 @@ class Restarts:
     narrowed: list[dict] = field(default_factory=list)
     simplex: bool = False
     switched_at: dict | None = None
+    mean_degree: float | None = None
     checks: list[dict] = field(default_factory=list)
     rate: float = 1.0
     lr_restarts: list[dict] = field(default_factory=list)
@@ -106,6 +114,12 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
     may_switch = chooses(model)
     params = model  # the parameters the runs train with
     out = Restarts(run=None, kernels=kernels, simplex=model.simplex_weights())
+    if may_switch:
+        out.mean_degree = mean_degree(g.adjacency())
+    if dense_by_degree(out.mean_degree):  # a dense graph: the dense setting from the start
+        may_switch = False
+        params = with_params(model, DENSE_SETTING)
+        out.kernels = active = params.kernel_dictionary()
     while True:
         run = Run(params, g, corpus, stored, negatives, keep, active, seed, out.rho,
                   out.simplex, weights, out.rate)
