@@ -82,6 +82,19 @@ def test_the_package_names_load_on_first_use():
         kernelne.nope  # noqa: B018
 
 
+def test_the_evaluation_names_load_on_first_use():
+    import kernelne.evaluation as evaluation
+    from kernelne.evaluation import classification, linkpred
+
+    assert set(evaluation.__all__) == set(evaluation._WHERE)
+    for name in evaluation.__all__:
+        assert getattr(evaluation, name) is not None
+    assert evaluation.OPERATORS is linkpred.OPERATORS
+    assert evaluation.PAPER_RATIOS is classification.PAPER_RATIOS
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        evaluation.nope  # noqa: B018
+
+
 # --- the layer rules (CONTRIBUTING.md, "Layout"): what each wing may import -------------------
 
 BASE = {"kernelne", "kernelne._version", "kernelne.errors", "kernelne.outputs",

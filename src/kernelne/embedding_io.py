@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelne.errors import InputError, quote
+from kernelne.errors import InputError, quote, unreadable_array_file
 from kernelne.graphs.graph import iter_records
-from kernelne.graphs.npz import check_member_sizes
+from kernelne.graphs.npz import is_short_text, member_headers
 from kernelne.outputs import atomic_path, check_not_url, check_output_path
 
 STDOUT = "-"
@@ -286,8 +286,7 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         try:
             vectors = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
-            raise InputError(f"cannot read .npy file ({exc or type(exc).__name__})",
-                             path) from None
+            raise InputError(unreadable_array_file(exc, path), path) from None
         if vectors.ndim != 2:
             raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
         side = nodes_sidecar(path)
@@ -364,11 +363,16 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("not a readable .npz embedding (not an .npz archive)", path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            kind = str(z["format"]) if "format" in z else ""
+            headers = member_headers(z, ("format", "embedding", "nodes"), path)
+            kind = str(z["format"]) if is_short_text(headers.get("format")) else ""
             if kind not in (FORMAT, MODEL_FORMAT):
                 raise InputError("not an embedding file (write one with `kernelne embed ... -o "
                                  "EMB.npz`; a model file is read too)", path)
-            check_member_sizes(z, ("embedding", "nodes"), path)
+            rows, ids = (headers[k][0] if k in headers else None for k in ("embedding", "nodes"))
+            if rows is not None and ids is not None and not (
+                    len(rows) == 2 and len(ids) == 1 and rows[0] == ids[0]):
+                raise InputError(f"corrupt embedding file (ids of shape {ids} for vectors of "
+                                 f"shape {rows})", path)  # checked before either is read
             vectors, nodes = z["embedding"], z["nodes"]
     except InputError:
         raise

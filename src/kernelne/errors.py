@@ -164,3 +164,33 @@ def failure_reason(exc: BaseException) -> str:
         return "out of memory" + (f" ({exc})" if str(exc) else "")
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def unreadable_array_file(exc: BaseException, path: str | Path) -> str:
+    """Why numpy could not read the ``.npy`` or ``.npz`` file ``path``, in words about the
+    file, for an error line.
+
+    numpy takes any file that is neither a zip archive nor a ``.npy`` array for a pickle and
+    refuses it with advice to load it unsafely: such a file (junk, a text, a pickle) is said
+    to be no readable ``.npz`` (or ``.npy``) file, and the advice is not passed on.
+
+    Parameters
+    ----------
+    exc
+        What ``np.load`` (or reading the array) raised.
+    path
+        The file; its suffix says which of the two formats it was read as.
+
+    Returns
+    -------
+    str
+        ``"not a readable .npz file (...)"``, or ``"cannot be read (...)"`` with the reason.
+    """
+    text = " ".join((getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).split())
+    kind = ".npy" if str(path).lower().endswith(".npy") else ".npz"
+    if "pickled" in text:
+        return (f"not a readable {kind} file (" + ("not a zip archive of arrays" if kind == ".npz"
+                                                    else "no .npy header") + ")")
+    if "Object arrays cannot be loaded" in text:
+        return "cannot be read (it holds Python objects, which are never loaded)"
+    return f"cannot be read ({text})"

@@ -330,6 +330,147 @@ def test_model_file_declaring_more_than_it_holds_is_refused(model_file, tmp_path
         KernelNE.load_model(rebuilt)
 
 
+def _stream_member(path, key, shape, dtype, fill: bytes = b"\0", stored=False):
+    """Append an array member declaring ``shape`` and holding as many ``fill`` bytes, written
+    in chunks (never whole in memory), deflated unless ``stored``."""
+    import io
+    import zipfile
+
+    descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(head, {"descr": descr, "fortran_order": False,
+                                                "shape": shape})
+    left = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "a", compression=method) as archive, \
+            archive.open(key + ".npy", "w", force_zip64=True) as fh:
+        fh.write(head.getvalue())
+        chunk = fill * (1 << 20)
+        while left:
+            fh.write(chunk[:left])
+            left -= min(left, len(chunk))
+
+
+def _without(model_file, tmp_path, *keys):
+    """A copy of ``model_file`` without the arrays ``keys``."""
+    rebuilt = tmp_path / "forged.npz"
+    with np.load(model_file) as z:
+        np.savez(rebuilt, **{k: z[k] for k in z.files if k not in keys})
+    return rebuilt
+
+
+class _Names(list):
+    """The names of the arrays read, and those that must not be."""
+
+    refused: set
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The names of the arrays numpy reads from an archive from now on; reading one of
+    ``reads.refused`` fails the test (numpy would allocate what it declares first)."""
+    real = np.lib.format.read_array
+    seen = _Names()
+
+    def read_array(fp, *args, **kwargs):
+        name = getattr(fp, "name", "?").removesuffix(".npy")
+        seen.append(name)
+        assert name not in seen.refused, f"{name} was read before the file was refused"
+        return real(fp, *args, **kwargs)
+
+    seen.refused = set()
+    monkeypatch.setattr(np.lib.format, "read_array", read_array)
+    return seen
+
+
+@pytest.mark.parametrize("dtype, stored, message", [
+    ("<U16000000", False, "its array format declares shape () (64,000,000 bytes) but holds"),
+    ("<U300000", True, "not a kernelne model file"),
+], ids=["deflated-64MiB", "stored-1MiB"])
+def test_h8_a_forged_format_entry_is_refused_before_any_array_is_read(model_file, tmp_path,
+                                                                      capsys, reads, dtype,
+                                                                      stored, message):
+    """``format`` declared as a long text: 64 MiB of deflated zeros (a 64 KiB file), or 1 MiB
+    stored. The reader used to read it (and ``version``) before any check."""
+    forged = _without(model_file, tmp_path, "format")
+    _stream_member(forged, "format", (), dtype, stored=stored)
+    reads.clear()
+    reads.refused.update({"format", "version"})
+    code, err = _run(["update", forged, tmp_path / "g.txt", "-o", tmp_path / "u.txt"], capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert reads == []
+
+
+@pytest.mark.parametrize("key, shape, dtype, message", [
+    ("embedding", (5000, 4), "<f4", "embedding has shape (5000, 4), not (30, 4): 30 nodes of "
+     "dim 4"),
+    ("embedding", (30, 5000), "<f4", "embedding has shape (30, 5000), not (30, 4)"),
+    ("context_embedding", (30, 4), "<f8", "context_embedding holds float64 numbers; a model "
+     "file holds float32 rows"),
+    ("walk_counts", (400_000,), "<i8", "walk_counts has shape (400000,), not (30,)"),
+    ("params", (), "<U400000", "params must be a single value, found shape () of <U400000"),
+], ids=["rows", "dim", "float64", "counts", "params"])
+def test_h8_declared_shapes_are_checked_before_an_array_is_read(model_file, tmp_path, capsys,
+                                                                reads, key, shape, dtype,
+                                                                message):
+    """An array of the rows (or counts) declaring a shape that disagrees with the others is
+    refused from its header: never read, whatever it declares (here a few MB, stored)."""
+    forged = _without(model_file, tmp_path, key)
+    _stream_member(forged, key, shape, dtype, fill=b"\1", stored=True)
+    reads.clear()
+    reads.refused.update({key, "embedding", "context_embedding", "walk_counts", "degrees"})
+    code, err = _run(["update", forged, tmp_path / "g.txt", "-o", tmp_path / "u.txt"], capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"corrupt model file ({message}" in err
+    assert not (tmp_path / "u.txt").exists()
+
+
+def test_e22_a_float64_model_file_names_the_dtype(model_file, tmp_path):
+    from kernelne.model.kernelne import KernelNE
+
+    with np.load(model_file) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["embedding"] = arrays["embedding"].astype(np.float64)
+    np.savez(tmp_path / "f64.npz", **arrays)
+    with pytest.raises(InputError, match=r"corrupt model file \(embedding holds float64 "
+                                         r"numbers; a model file holds float32 rows"):
+        KernelNE.load_model(tmp_path / "f64.npz")
+
+
+# A15, H5: a file that is no .npz (or .npy) is said to be so, without numpy's word "pickled"
+
+@pytest.mark.parametrize("command, name, message", [
+    (["embed", "{bad}", "-o", "{out}"], "junk.npz", "not a readable graph file (not an .npz "
+     "archive"),
+    (["evaluate", "classify", "{bad}", "{labels}", "--ratios", "50%"], "junk.npy",
+     "not a readable .npy file (no .npy header)"),
+    (["evaluate", "classify", "{bad}", "{labels}", "--ratios", "50%"], "junk.npz",
+     "not a readable .npz embedding (not an .npz archive)"),
+], ids=["graph", "npy-embedding", "npz-embedding"])
+def test_a_junk_array_file_is_called_unreadable_not_pickled(tmp_path, capsys, command, name,
+                                                            message):
+    bad = tmp_path / name
+    bad.write_text("junk\n")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(f"{i} {'ab'[i % 2]}\n" for i in range(10)))
+    argv = [a.format(bad=bad, out=tmp_path / "o.txt", labels=labels) for a in command]
+    code, err = _run(argv, capsys)
+    assert code == 2 and f"{bad}: {message}" in err and len(err.splitlines()) == 1, err
+    assert "pickle" not in err
+
+
+def test_a_junk_split_npz_is_called_unreadable_not_pickled(tmp_path, capsys):
+    from cli_runs import KARATE
+
+    from kernelne.evaluation.splits import LinkSplit
+
+    assert _run(["split", KARATE, "--out-dir", tmp_path / "s", "--seed", "0"], capsys)[0] == 0
+    (tmp_path / "s" / "split.npz").write_text("junk\n")
+    with pytest.raises(InputError, match=r"split.npz: not a readable .npz file \(not a zip "
+                                         r"archive of arrays\)$"):
+        LinkSplit.load(tmp_path / "s")
+
+
 # F22: an error line quotes at most 80 characters of the offending text
 
 @pytest.mark.parametrize("text, message", [

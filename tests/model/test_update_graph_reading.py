@@ -25,7 +25,7 @@ def models(tmp_path_factory):
 @pytest.mark.parametrize("fitted, extra, message", [
     ("directed", [], "fitted on a directed graph but this graph is read undirected: pass "
      "--directed"),
-    ("undirected", ["--directed"], "fitted on a undirected graph but this graph is read "
+    ("undirected", ["--directed"], "fitted on an undirected graph but this graph is read "
      "directed: leave out --directed"),
 ])
 def test_update_refuses_the_other_reading_of_the_graph(models, tmp_path, capsys, fitted, extra,

@@ -332,7 +332,7 @@ def test_a5_a6_a_plan_json_of_something_else_is_a_folder_of_other_files(tmp_path
     assert sorted(os.listdir(folder)) == ["data.csv", "plan.json"]  # no marker left
 
 
-def test_a15_a_damaged_noise_file_is_named_without_numpys_advice(tmp_path, monkeypatch):
+def test_a15_a_junk_noise_file_is_no_readable_npz_without_numpys_advice(tmp_path, monkeypatch):
     g = small_graph()
     folder = tmp_path / "run"
     real, calls = buckets.bucket_task, []
@@ -352,7 +352,8 @@ def test_a15_a_damaged_noise_file_is_named_without_numpys_advice(tmp_path, monke
     with pytest.raises(InputError) as err:
         small_model(folder).fit(g)
     message = str(err.value)
-    assert message.startswith(f"{noise}: cannot be read (not an array file of numbers")
+    assert message.startswith(f"{noise}: not a readable .npz file (not a zip archive of arrays)")
+    assert "pickle" not in message
     assert "allow_pickle" not in message and "damaged" in message
 
 

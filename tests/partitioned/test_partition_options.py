@@ -1,6 +1,6 @@
 """The options of a partitioned fit and its scheduler (audit 5): folder and rounds without
 partitions (A37, A38), a tls:// scheduler without TLS settings (C28), a scheduler with no
-worker (C5)."""
+worker (C5), a URL whose file system's package is missing (B17)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,23 @@ def test_a37_a38_a_partition_option_without_partitions_is_refused(tmp_path, edge
     code, err = run_cli(["embed", edge_file, "-o", out, *FAST, "--partitions", "2", option,
                          tmp_path / value if option == "--partition-dir" else value], capsys)
     assert code == 0 and out.exists()
+
+
+def test_b17_a_gs_url_without_gcsfs_names_gcsfs_not_s3fs(tmp_path, edge_file, capsys):
+    pytest.importorskip("fsspec")
+    try:
+        import gcsfs  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("gcsfs is installed: gs:// URLs need no package")
+    out = tmp_path / "e.npy"
+    code, err = run_cli(["embed", edge_file, "-o", out, *FAST, "--partitions", "2",
+                         "--partition-dir", "gs://bucket/run"], capsys)
+    assert code == 2 and not out.exists()
+    one_error_line(err, "--partition-dir gs://bucket/run", "pip install gcsfs")
+    assert "s3fs" not in err
+    assert locks.install_hint("s3") == "pip install 'kernelne[dask]' installs fsspec and s3fs"
 
 
 def test_c28_a_tls_scheduler_without_tls_settings_is_one_line(tmp_path, edge_file, capsys):

@@ -43,7 +43,6 @@ from kernelne.cli.options import (
 )
 from kernelne.errors import InputError, ParamError, TrainingError
 from kernelne.memory import peak_memory_mb
-from kernelne.parallel import dask_client, dask_errors_unlogged
 
 
 def report_unused_options(args: argparse.Namespace, accepted: set[str]) -> None:
@@ -81,6 +80,7 @@ def _shown(output: str) -> str:
 
 def cmd_embed(args: argparse.Namespace) -> int:
     from kernelne.embedding_io import check_embedding_output, check_ids_writable
+    from kernelne.parallel import dask_client, dask_errors_unlogged
 
     check_embedding_output(args.output, [args.input])
     if args.method == "kernelne":

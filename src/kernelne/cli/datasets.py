@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 
 from kernelne.cli.grammar import add_command
-from kernelne.graphs.datasets import (
-    DATA_ENV,
-    copy_dataset,
-    dataset_file,
-    describe_datasets,
-    find_data_dir,
-)
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
+    from kernelne.graphs.datasets import (
+        copy_dataset,
+        dataset_file,
+        describe_datasets,
+        find_data_dir,
+    )
+
     folder = find_data_dir(args.data_dir)
     if args.copy:
         for path in copy_dataset(args.copy, args.out_dir, folder):
@@ -48,10 +48,10 @@ def register(subparsers) -> None:
                  "kernelne datasets --path karate"],
         description="List the networks of the data folder with their statistics: by default "
         "the paper's seven networks and the karate club of the examples, shipped with the "
-        f"package (or ${DATA_ENV} if set). --copy writes one as plain text into the current "
+        "package (or $KERNELNE_DATA if set). --copy writes one as plain text into the current "
         "folder (NAME.edgelist, NAME.labels), the input of the examples of every command.")
     p.add_argument("--data-dir", metavar="DIR",
-                   help=f"data folder with MANIFEST.json (default: ${DATA_ENV}, else the "
+                   help="data folder with MANIFEST.json (default: $KERNELNE_DATA, else the "
                    "packaged networks)")
     p.add_argument("--path", nargs="?", const="", default=None, metavar="NAME",
                    help="print the data folder's path only, or with NAME the path of "

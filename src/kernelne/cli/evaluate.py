@@ -16,8 +16,7 @@ from kernelne.cli.grammar import (
     seed_value,
 )
 from kernelne.errors import InputError, quote
-from kernelne.evaluation.classification import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
-from kernelne.evaluation.linkpred import OPERATORS
+from kernelne.evaluation.choices import OPERATORS, PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.results import check_results_path
 from kernelne.outputs import check_output_path
 

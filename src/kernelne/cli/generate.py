@@ -9,14 +9,15 @@ import numpy as np
 
 from kernelne.cli.grammar import add_command, output_or_positional, seed_value
 from kernelne.errors import InputError
-from kernelne.graphs.generators import (
-    planted_partition_graph,
-    write_labels,
-    write_planted_partition,
-)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from kernelne.graphs.generators import (
+        planted_partition_graph,
+        write_labels,
+        write_planted_partition,
+    )
+
     prefix = output_or_positional(args, "kernelne generate N M K MU", "PREFIX")
     if args.k > args.n:
         raise InputError(f"K={args.k} communities for N={args.n} nodes: K must be at most N "

@@ -20,6 +20,7 @@ GRID_TASKS = ("classification", "link_prediction", "sensitivity")
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from kernelne.graphs.datasets import find_data_dir
+    from kernelne.parallel import dask_errors_unlogged
     from kernelne.reproduce.cache import Cache
     from kernelne.reproduce.config import load_config, write_default_config
     from kernelne.reproduce.grid import build_grid
@@ -63,7 +64,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             f"config {config.source}, data {data_dir}, argv {sys.argv[1:]}")
         try:
             if not args.report_only:
-                with backend(args.scheduler) as info:
+                with dask_errors_unlogged(), backend(args.scheduler) as info:
                     invocation.update(info)
                     execute(grid, Data(data_dir, cache), cache, dask=bool(args.scheduler),
                             jobs=args.jobs, workers=args.workers,

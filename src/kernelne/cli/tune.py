@@ -138,7 +138,7 @@ class _GivenFlag(argparse.BooleanOptionalAction):
 
 def register(sub) -> None:
     """Add ``kernelne tune`` to the CLI."""
-    from kernelne.evaluation.classification import SELECT_CS
+    from kernelne.evaluation.choices import SELECT_CS
 
     p = add_command(
         sub, "tune", help="choose a method's settings on validation data, then refit",

@@ -30,18 +30,12 @@ from sklearn.multiclass import OneVsRestClassifier
 from tqdm.auto import tqdm
 
 from kernelne.errors import InputError
+from kernelne.evaluation.choices import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS  # noqa: F401
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
 from kernelne.graphs.graph import iter_records, map_ids
 from kernelne.outputs import cap_jobs
 from kernelne.parallel import die_with_parent
-
-PAPER_RATIOS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.3, 0.5, 0.7, 0.9)
-SELECT_CS = (0.01, 0.1, 1.0, 10.0, 100.0)
-RULES = ("top-k", "threshold", "non-oracle")
-# How each rule is named in outputs: the top-k rule reads each test node's true label count.
-RULE_NAMES = {"top-k": "top-k, oracle label count", "threshold": "p > 0.5",
-              "non-oracle": "p > 0.5 or the most probable"}
 
 
 def default_classifier(C: float = 1.0) -> LogisticRegression:

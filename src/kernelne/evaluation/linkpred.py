@@ -10,7 +10,7 @@ the classifier's C are chosen by cross-validated ROC-AUC on the training pairs o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,16 +20,10 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from kernelne.errors import InputError
+from kernelne.evaluation.choices import OPERATORS, SELECT_CS
 from kernelne.evaluation.embeddings import as_embedding, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
 from kernelne.evaluation.splits import LinkSplit
-
-OPERATORS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "weighted_l2": lambda x, y: (x - y) ** 2,
-    "hadamard": lambda x, y: x * y,
-    "average": lambda x, y: (x + y) / 2,
-    "l1": lambda x, y: np.abs(x - y),
-}
 
 
 def edge_features(vectors: np.ndarray, pairs: np.ndarray, operator: str = "weighted_l2"):
@@ -75,9 +69,6 @@ def default_edge_classifier(C: float = 1.0) -> LogisticRegression:
         The unfitted classifier.
     """
     return LogisticRegression(C=C, solver="liblinear")
-
-
-SELECT_CS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
 def _edge_scores(model: Any, X: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from kernelne.errors import InputError
+from kernelne.errors import InputError, unreadable_array_file
 from kernelne.graphs.graph import Graph, load_graph
 from kernelne.outputs import atomic_path
 
@@ -167,7 +167,7 @@ class LinkSplit:
             with np.load(npz_path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in ARRAYS}
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise InputError(f"cannot read split arrays ({exc})", npz_path) from None
+            raise InputError(unreadable_array_file(exc, npz_path), npz_path) from None
         if arrays["nodes"].dtype.kind == "U":
             arrays["nodes"] = arrays["nodes"].astype(object)
         n = len(arrays["nodes"])

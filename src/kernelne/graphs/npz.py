@@ -23,17 +23,50 @@ FORMAT, VERSION = "kernelne-graph", 1
 MAX_EXPANSION = 64  # bytes an array may declare per stored byte (float data barely compresses)
 
 
-def check_member_sizes(z: Any, keys: Any, path: str | Path) -> None:
-    """Fail (``InputError``) before reading if an array of the open ``.npz`` ``z`` declares
-    more bytes than its file could hold: an edited header or a decompression bomb would
-    otherwise make numpy allocate them first.
+#: the arrays of a graph file
+GRAPH_KEYS = ("format", "version", "indptr", "indices", "weights", "nodes", "directed",
+              "self_loops_dropped", "duplicates_dropped")
 
-    Each named array present must declare at most :data:`MAX_EXPANSION` times its stored
-    (possibly compressed) size, plus 1 MiB; arrays not named are never read.
+
+def is_short_text(header: tuple | None, chars: int = 64) -> bool:
+    """Whether an array's ``(shape, dtype)`` header declares one text of at most ``chars``
+    characters, as the ``format`` entry of kernelne's ``.npz`` files (read only then: a
+    forged ``format`` would otherwise be read whatever its declared size)."""
+    return (header is not None and header[0] == () and header[1].kind == "U"
+            and header[1].itemsize <= 4 * chars)
+
+
+def member_headers(z: Any, keys: Any, path: str | Path) -> dict[str, tuple[tuple, np.dtype]]:
+    """The declared shape and dtype of each named array present in the open ``.npz`` ``z``,
+    read from the ``.npy`` headers alone (no array data). Each must declare at most
+    :data:`MAX_EXPANSION` times its stored (possibly compressed) size, plus 1 MiB; the
+    arrays not named are never read.
+
+    Parameters
+    ----------
+    z
+        The archive, as ``np.load`` opens it.
+    keys
+        The array names; those absent are left out.
+    path
+        The file, for the messages.
+
+    Returns
+    -------
+    dict
+        ``{name: (shape, dtype)}``.
+
+    Raises
+    ------
+    InputError
+        A header cannot be read, or an array declares more bytes than its file could hold:
+        an edited header or a decompression bomb would otherwise make numpy allocate them
+        before the file is refused.
     """
     archive = getattr(z, "zip", None)
     if archive is None:
-        return
+        return {}
+    headers = {}
     for key in keys:
         try:
             info = archive.getinfo(key + ".npy")
@@ -52,6 +85,8 @@ def check_member_sizes(z: Any, keys: Any, path: str | Path) -> None:
             raise InputError(f"corrupt file: its array {key} declares shape {shape} "
                              f"({declared:,} bytes) but holds {info.compress_size:,} bytes",
                              path)
+        headers[key] = (tuple(shape), dtype)
+    return headers
 
 
 def save_graph(graph: Any, path: str | Path) -> None:
@@ -80,15 +115,22 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
     :class:`~kernelne.graphs.graph.Graph` (which :func:`kernelne.graphs.graph.load_graph` builds
     from them)."""
     path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
+        raise InputError("not a readable graph file (not an .npz archive; convert a graph "
+                         "with `kernelne convert GRAPH -o OUT.npz`)", path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            if str(z.get("format", "")) != FORMAT:
+            headers = member_headers(z, GRAPH_KEYS, path)  # every header, before any array
+            if not is_short_text(headers.get("format")) or str(z["format"]) != FORMAT:
                 raise InputError("not a kernelne graph file (convert one with "
                                  "`kernelne convert GRAPH -o OUT.npz`)", path)
+            for key in ("version", "directed", "self_loops_dropped", "duplicates_dropped"):
+                if key in headers and headers[key][0] != ():
+                    raise InputError(f"corrupt graph file ({key} must be a single value, "
+                                     f"found shape {headers[key][0]})", path)
             if int(z["version"]) != VERSION:
                 raise InputError(f"graph file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            check_member_sizes(z, ("indptr", "indices", "weights", "nodes"), path)
             indptr, indices = z["indptr"], z["indices"]
             weights = z["weights"] if "weights" in z else None
             nodes = z["nodes"]

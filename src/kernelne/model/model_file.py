@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelne.engine.kernels import Kernel
 from kernelne.engine.propagation import parse_propagation
 from kernelne.errors import InputError
-from kernelne.graphs.npz import check_member_sizes
+from kernelne.graphs.npz import is_short_text, member_headers
 from kernelne.model.fitted import NOT_SET, FitRecord, record_of, set_fitted
 from kernelne.outputs import atomic_path
 
@@ -132,30 +132,102 @@ def check_settings(model: Any, path: str | Path) -> None:
         raise InputError(f"bad setting in the model file: {exc}", path) from None
 
 
+#: arrays every model file holds (the others of :data:`MODEL_KEYS` came in later versions)
+REQUIRED_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
+                 "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
+                 "walk_counts", "degrees")
+#: arrays holding one value (a number, a flag or a text such as the settings' JSON)
+SCALAR_KEYS = ("format", "version", "params", "kernel_scale", "beta_update", "output_scale",
+               "setting", "directed", "propagation")
+#: the most bytes a one-value array may declare (the settings' JSON takes a few hundred)
+SCALAR_BYTES = 1 << 20
+#: the rows' arrays, float32 n x d
+ROW_KEYS = ("embedding", "context_embedding", "trained_embedding")
+
+
+def _corrupt(why: str, path: str | Path) -> InputError:
+    return InputError(f"corrupt model file ({why})", path)
+
+
+def check_scalars(headers: dict, path: str | Path) -> None:
+    """Each one-value array of the model file (:data:`SCALAR_KEYS`) declares one value of at
+    most :data:`SCALAR_BYTES` bytes (``headers`` as
+    :func:`~kernelne.graphs.npz.member_headers` reads them): checked before any is read."""
+    for key in SCALAR_KEYS:
+        if key in headers:
+            shape, dtype = headers[key]
+            if shape != () or dtype.itemsize > SCALAR_BYTES:
+                raise _corrupt(f"{key} must be a single value, found shape {shape} of {dtype}",
+                               path)
+
+
+def check_declared(headers: dict, dim: int, path: str | Path) -> None:
+    """Before an array of the rows is read: the shapes and dtypes the model file's headers
+    declare agree with one another and with the saved ``dim`` (``headers`` as
+    :func:`~kernelne.graphs.npz.member_headers` reads them), so that a forged file is refused
+    without numpy allocating what it declares.
+
+    Raises
+    ------
+    InputError
+        Naming ``path``, the array and what is wrong with it."""
+    for key in REQUIRED_KEYS:
+        if key not in headers:
+            raise _corrupt(f"it has no array {key}", path)
+    nodes = headers["nodes"][0]
+    if len(nodes) != 1:
+        raise _corrupt(f"nodes must be a 1-D array, found shape {nodes}", path)
+    n = nodes[0]
+    for key in ROW_KEYS:
+        if key not in headers:
+            continue
+        shape, dtype = headers[key]
+        if dtype != np.float32:
+            raise _corrupt(f"{key} holds {dtype} numbers; a model file holds float32 rows, as "
+                           "save_model writes them", path)
+        if shape != (n, dim):
+            raise _corrupt(f"{key} has shape {shape}, not {(n, dim)}: {n:,} nodes of dim {dim}",
+                           path)
+    for key in ("walk_counts", "degrees"):
+        if headers[key][0] != (n,):
+            raise _corrupt(f"{key} has shape {headers[key][0]}, not {(n,)}: one count per node",
+                           path)
+    kinds, weights, params = (headers[k][0] for k in ("kernel_kinds", "beta", "kernel_params"))
+    if not (len(kinds) == 1 and kinds[0] >= 1 and weights == params == kinds):
+        raise _corrupt(f"kernel_kinds, kernel_params and beta must list the same kernels, "
+                       f"found shapes {kinds}, {params} and {weights}", path)
+
+
 def load_model(path: str | Path, estimator: type) -> Any:
     """Read a model written by :func:`save_model`: an ``estimator`` (the class
     :class:`~kernelne.model.kernelne.KernelNE`) made from the saved settings, with its fitted
-    attributes set, ready to ``partial_fit`` (and to ``transform``)."""
+    attributes set, ready to ``partial_fit`` (and to ``transform``).
+
+    Every array's header is checked before any array is read (its declared size against the
+    bytes the file holds, its shape and dtype against the others' and the saved ``dim``):
+    a forged file is refused before numpy allocates what it declares."""
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
         raise InputError("not a readable model file (not an .npz archive; save one with "
                          "`kernelne embed ... --model-out MODEL.npz`)", path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            if "format" not in z or str(z["format"]) != FORMAT:
+            headers = member_headers(z, MODEL_KEYS, path)  # every header, before any array
+            if not is_short_text(headers.get("format")) or str(z["format"]) != FORMAT:
                 raise InputError("not a kernelne model file (save one with `kernelne embed "
                                  "... --model-out MODEL.npz`)", path)
+            check_scalars(headers, path)
             if int(z["version"]) != VERSION:
                 raise InputError(f"model file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            check_member_sizes(z, MODEL_KEYS, path)
+            params = json.loads(str(z["params"]))
+            directed = params.pop("directed", None)  # older files: the only record, if any
+            model = estimator(**params)
+            check_settings(model, path)
+            check_declared(headers, int(model.dim), path)
             arrays = {k: z[k] for k in MODEL_KEYS if k in z.files}
-        params = json.loads(str(arrays["params"]))
-        directed = params.pop("directed", None)  # older files: the only record, if any
         if "directed" in arrays:
             directed = bool(arrays["directed"])
-        model = estimator(**params)
-        check_settings(model, path)
         # the propagation applied; older files: the saved parameter (never "auto" there)
         propagation = parse_propagation(str(arrays["propagation"]) if "propagation" in arrays
                                         else params.get("propagate", False))
@@ -166,17 +238,11 @@ def load_model(path: str | Path, estimator: type) -> Any:
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"not a readable model file ({exc})", path) from None
     A, B, nodes = arrays["embedding"], arrays["context_embedding"], arrays["nodes"]
-    n = len(nodes)
-    ok = (A.ndim == 2 and A.dtype == np.float32 and B.dtype == np.float32 and B.shape == A.shape
-          and A.shape == (n, int(model.dim)) and nodes.ndim == 1
-          and len(arrays["beta"]) == len(kernels) >= 1
-          and arrays["walk_counts"].shape == arrays["degrees"].shape == (n,))
-    if not ok:
-        raise InputError("corrupt model file (inconsistent array shapes)", path)
+    n = len(nodes)  # the shapes and the rows' dtype are those check_declared accepted
     trained = arrays.get("trained_embedding")
-    if trained is not None and (trained.dtype != np.float32 or trained.shape != A.shape
-                                or propagation is None):
-        raise InputError("corrupt model file (its rows as trained do not match its rows)", path)
+    if trained is not None and propagation is None:
+        raise InputError("corrupt model file (it keeps rows as trained but records no "
+                         "propagation)", path)
     if not (np.isfinite(A).all() and np.isfinite(B).all()
             and (trained is None or np.isfinite(trained).all())):
         raise InputError("corrupt model file (its embedding holds NaN or infinite values)",

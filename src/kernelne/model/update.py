@@ -96,7 +96,7 @@ def check_graph(model: Any, graph: Graph, source: Any = None) -> np.ndarray:
         fix = ("leave out --directed" if graph.directed
                else "pass --directed (or a Graph read with directed=True)")
         raise InputError(
-            f"the model was fitted on a {'directed' if fitted else 'undirected'} graph but this "
+            f"the model was fitted on {'a directed' if fitted else 'an undirected'} graph but this "
             f"graph is read {read}: {fix}", where)
     old, new = _id_kind(model.nodes_), _id_kind(graph.nodes)
     if old != new:

@@ -157,6 +157,22 @@ def usable_folder(partition_dir: str | os.PathLike) -> Location:
     return folder
 
 
+def install_hint(protocol: str) -> str:
+    """What to install for fsspec's ``protocol``: ``kernelne[dask]`` brings fsspec and s3fs;
+    another protocol's package is the one fsspec's registry names (gcsfs for ``gs://``), or,
+    for a protocol of fsspec itself, the one its message names."""
+    base = "pip install 'kernelne[dask]' installs fsspec and s3fs"
+    if protocol in ("s3", "s3a"):
+        return base
+    try:
+        from fsspec.registry import known_implementations
+
+        package = known_implementations[protocol]["class"].split(".")[0]
+    except (ImportError, KeyError, AttributeError, TypeError):
+        return base
+    return "install the package it names" if package == "fsspec" else f"pip install {package}"
+
+
 def usable_url(url: RemotePath) -> RemotePath:
     """The URL of a partitioned fit's files if its file system can be reached and it holds
     nothing but a partitioned fit's files (as :func:`usable_folder`); otherwise one
@@ -169,8 +185,7 @@ def usable_url(url: RemotePath) -> RemotePath:
         filesystem(url)
     except ImportError as exc:
         raise InputError(f"--partition-dir {url}: {url.protocol}:// needs a package that is "
-                         f"not installed ({exc}); pip install 'kernelne[dask]' installs fsspec "
-                         "and s3fs") from None
+                         f"not installed ({exc}); {install_hint(url.protocol)}") from None
     except ValueError as exc:
         from fsspec import available_protocols
 

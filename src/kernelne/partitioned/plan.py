@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.trainer import Noise
-from kernelne.errors import InputError
+from kernelne.errors import InputError, unreadable_array_file
 from kernelne.partitioned.blocks import block_path, masks_file, part_size, read_block
 from kernelne.partitioned.locks import PLAN_VERSION
 from kernelne.partitioned.store import Location, load_npy, load_npz, npy_header, read_bytes, size
@@ -99,7 +99,7 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
         try:
             read(path)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
-            raise damaged(path, folder, f"cannot be read ({unreadable(exc)})") from None
+            raise damaged(path, folder, unreadable_array_file(exc, path)) from None
     if version == 0:
         return
     for which in "AB":
@@ -115,15 +115,6 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
             if not np.isfinite(block).all():
                 raise damaged(path, folder, "holds NaN or infinite values (a damaged file, or "
                               "a fit that diverged: then start over with a smaller --lr)")
-
-
-def unreadable(exc: BaseException) -> str:
-    """Why a file of the folder cannot be read, in a few words: numpy's advice to load a
-    file of pickled objects unsafely is not passed on."""
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    if "pickle" in text:
-        return "not an array file of numbers: it holds pickled objects, which are never loaded"
-    return text
 
 
 def _check_npy(path: Location, folder: Location) -> None:

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
-from kernelne.errors import FIT_ERRORS, InputError, failure_reason
+from kernelne.errors import FIT_ERRORS, InputError, TrainingError, failure_reason
 from kernelne.evaluation.classification import default_classifier, score_split_rules
 from kernelne.evaluation.heuristics import evaluate_heuristics
 from kernelne.evaluation.linkpred import evaluate_link_prediction
@@ -208,12 +208,32 @@ class RunStats:
 
 @contextlib.contextmanager
 def backend(scheduler: str | None) -> Iterator[dict]:
-    """joblib settings for the run: Dask (via ``distributed.Client``) or local processes."""
+    """joblib settings for the run: Dask (via ``distributed.Client``) or local processes.
+
+    Raises
+    ------
+    TrainingError
+        When the scheduler is lost during the enclosed block (Dask cancels the jobs, closes
+        the connection or stops answering): one line naming it; the jobs finished before
+        are cached, so the same command resumes from them."""
     if scheduler is None:
         yield {"scheduler": None}
         return
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
     with dask_client(scheduler) as client, parallel_config(backend="dask"):
-        yield {"scheduler": scheduler, "dask_workers": len(client.scheduler_info()["workers"])}
+        try:
+            yield {"scheduler": scheduler,
+                   "dask_workers": len(client.scheduler_info()["workers"])}
+        except (CancelledError, CommClosedError, TimeoutError) as exc:
+            if client.status == "running" and not isinstance(exc, CancelledError):
+                raise  # the scheduler still answers: not its loss
+            raise TrainingError(
+                f"the Dask scheduler {scheduler} was lost ({type(exc).__name__}): the jobs "
+                "finished before are cached; the same command resumes from them once a "
+                "scheduler is back") from None
 
 
 def _stream(tasks: Iterable, n_jobs: int, total: int, desc: str, progress: bool) -> Iterator:
