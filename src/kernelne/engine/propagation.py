@@ -144,7 +144,8 @@ def mean_degree(adjacency: sp.spmatrix) -> float:
 
 
 def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
-                       partitioned: bool = False) -> tuple[Propagation | None, str]:
+                       partitioned: bool = False, degree: float | None = None
+                       ) -> tuple[Propagation | None, str]:
     """The propagation a ``propagate`` setting gives on a graph, and why.
 
     Parameters
@@ -159,6 +160,8 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
         The rows' dimension ``d``.
     partitioned : bool, default False
         The rows come from a partitioned fit (``"auto"``: none, the rows stay on disk).
+    degree : float, optional
+        :func:`mean_degree` of ``adjacency`` if already measured (None: measured here).
 
     Returns
     -------
@@ -173,7 +176,8 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     if n * int(dim) > AUTO_MAX_CELLS:
         return None, (f"auto: {n:,} rows of {int(dim)}, more than {AUTO_MAX_CELLS:,} entries "
                       "(the filter's memory)")
-    degree = mean_degree(adjacency)
+    if degree is None:
+        degree = mean_degree(adjacency)
     sign = ">=" if degree >= AUTO_MIN_DEGREE else "<"
     return (Propagation() if degree >= AUTO_MIN_DEGREE else None,
             f"auto: mean degree {degree:.1f} {sign} {AUTO_MIN_DEGREE:g}")
@@ -223,7 +227,11 @@ def chebyshev_filter(adjacency: sp.spmatrix, rows: np.ndarray,
     ndarray of shape (n, d)
         ``g(L) R`` in float64.
     """
-    a_hat = with_self_loops(adjacency)
+    return _filtered(with_self_loops(adjacency), rows, settings)
+
+
+def _filtered(a_hat: sp.csr_matrix, rows: np.ndarray, settings: Propagation) -> np.ndarray:
+    """:func:`chebyshev_filter` on ``Â`` as :func:`with_self_loops` gives it."""
     inv_deg = 1.0 / np.asarray(a_hat.sum(axis=1)).ravel()
     walk = sp.diags(inv_deg) @ a_hat  # D^{-1} Â
 
@@ -273,8 +281,8 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     if r.ndim != 2 or r.shape[0] != adjacency.shape[0]:
         raise ValueError(f"propagate: {r.shape} rows for a graph of {adjacency.shape[0]} nodes")
     if settings.order > 1:
-        filtered = r - chebyshev_filter(adjacency, r, settings)
-        mixed = with_self_loops(adjacency) @ filtered
+        a_hat = with_self_loops(adjacency)  # built once, for the filter and the mixing
+        mixed = a_hat @ (r - _filtered(a_hat, r, settings))
     else:
         mixed = np.asarray(r, dtype=np.float64)
     u, s, _ = np.linalg.svd(mixed, full_matrices=False)

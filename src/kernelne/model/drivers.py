@@ -97,7 +97,7 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                           model.robust)
     scale = rescale(model, A, B, seed)
     propagation, why = choose_propagation(model.propagate, g.adjacency(), A.shape[1],
-                                          partitioned)
+                                          partitioned, degree=choice_degree)
     setting = describe_setting(model, switched_at, bool(checks), choice_degree)
     if why != "as given":
         setting["propagation"] = why
