@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,3 +52,28 @@ def random_embedding(path: Path, n: int, d: int = 8, seed: int = 0) -> Path:
         for i, row in enumerate(vectors):
             fh.write(f"{i} " + " ".join(f"{x:.5f}" for x in row) + "\n")
     return path
+
+
+@dataclass
+class ClientLog:
+    """What :func:`client_errors_seen` saw: ``distributed.client``'s logger, the ERROR
+    records it passed to its handlers, and its filters as they were before the block."""
+
+    logger: logging.Logger
+    filters_before: list
+    errors: list[logging.LogRecord] = field(default_factory=list)
+
+
+@contextmanager
+def client_errors_seen() -> Iterator[ClientLog]:
+    """Within the block, a handler on ``distributed.client`` collects the ERROR records its
+    filters let through (a command that quiets them leaves none); removed after the block."""
+    logger = logging.getLogger("distributed.client")
+    seen = ClientLog(logger, list(logger.filters))
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = seen.errors.append
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)

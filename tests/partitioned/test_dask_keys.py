@@ -141,36 +141,28 @@ def test_c13_the_cli_shows_one_line_not_distributed_s_logged_tracebacks(monkeypa
     """The scheduler lost mid-fit: ``distributed.client`` logs no ERROR (its reconnection's
     two chained tracebacks) while the command line drives the client, only kernelne's line;
     the logger is left as it was after the run."""
-    import logging
-
-    from cli_runs import only_error_line, run_cli
+    from cli_runs import client_errors_seen, only_error_line, run_cli
 
     g = sbm_graph(150, 600, 0)
     edges = tmp_path / "g.txt"
     src = np.repeat(np.arange(g.n_nodes), np.diff(g.indptr))
     edges.write_text("".join(f"{u} {v}\n" for u, v in zip(src, g.indices, strict=True)
                              if u < v))
-    logged: list[logging.LogRecord] = []
-    seen = logging.Handler(logging.ERROR)
-    seen.emit = logged.append
-    client_log = logging.getLogger("distributed.client")
-    filters = list(client_log.filters)
-    client_log.addHandler(seen)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
-    _LOSE.update(cluster=cluster, calls=0)
-    monkeypatch.setattr(buckets, "bucket_task", scheduler_dies_at_the_third_bucket)
-    try:
-        code, err = run_cli(["embed", edges, "-o", tmp_path / "e.npy", "--dim", "8",
-                             "--walks-per-node", "2", "--workers", "1", "--quiet", "--seed",
-                             "0", "--partitions", "2", "--rounds", "2", "--partition-dir",
-                             tmp_path / "run", "--scheduler", cluster.scheduler_address],
-                            capsys)
-    finally:
-        _LOSE["cluster"] = None
-        cluster.close()
-        client_log.removeHandler(seen)
+    with client_errors_seen() as client_log:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                           dashboard_address=None)
+        _LOSE.update(cluster=cluster, calls=0)
+        monkeypatch.setattr(buckets, "bucket_task", scheduler_dies_at_the_third_bucket)
+        try:
+            code, err = run_cli(["embed", edges, "-o", tmp_path / "e.npy", "--dim", "8",
+                                 "--walks-per-node", "2", "--workers", "1", "--quiet",
+                                 "--seed", "0", "--partitions", "2", "--rounds", "2",
+                                 "--partition-dir", tmp_path / "run", "--scheduler",
+                                 cluster.scheduler_address], capsys)
+        finally:
+            _LOSE["cluster"] = None
+            cluster.close()
     assert code == 1
     assert "was lost during step 1" in only_error_line(err)
-    assert logged == []
-    assert client_log.filters == filters
+    assert client_log.errors == []
+    assert client_log.logger.filters == client_log.filters_before

@@ -312,35 +312,28 @@ def test_a_lost_scheduler_is_one_line_not_distributed_s_logged_tracebacks(
     """As ``embed --scheduler``: ``distributed.client`` logs no ERROR (its reconnection's
     tracebacks) while the command drives the client, only kernelne's line; the logger is
     left as it was after the run."""
-    import logging
-
-    from cli_runs import only_error_line
+    from cli_runs import client_errors_seen, only_error_line
 
     distributed = pytest.importorskip("distributed")
-    logged: list[logging.LogRecord] = []
-    seen = logging.Handler(logging.ERROR)
-    seen.emit = logged.append
-    client_log = logging.getLogger("distributed.client")
-    filters = list(client_log.filters)
-    client_log.addHandler(seen)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                       protocol="tcp", host="127.0.0.1", dashboard_address=None)
-    address = cluster.scheduler_address
-    _LOSE.update(cluster=cluster, calls=0)
-    monkeypatch.setattr(run_module, "embed_job", scheduler_dies_at_the_second_fit)
-    try:
-        code = reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out-dir",
-                         tmp_path / "out", "--scheduler", address, "--workers", 1,
-                         "--methods", "hope", "deepwalk")
-    finally:
-        _LOSE["cluster"] = None
-        cluster.close()
-        client_log.removeHandler(seen)
+    with client_errors_seen() as client_log:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                           protocol="tcp", host="127.0.0.1",
+                                           dashboard_address=None)
+        address = cluster.scheduler_address
+        _LOSE.update(cluster=cluster, calls=0)
+        monkeypatch.setattr(run_module, "embed_job", scheduler_dies_at_the_second_fit)
+        try:
+            code = reproduce("--config", tiny_config, "--data-dir", tiny_data, "--out-dir",
+                             tmp_path / "out", "--scheduler", address, "--workers", 1,
+                             "--methods", "hope", "deepwalk")
+        finally:
+            _LOSE["cluster"] = None
+            cluster.close()
     assert code == 1
     line = only_error_line(capsys.readouterr().err)
     assert f"the Dask scheduler {address} was lost" in line and "resumes" in line
-    assert logged == []
-    assert client_log.filters == filters
+    assert client_log.errors == []
+    assert client_log.logger.filters == client_log.filters_before
 
 
 def test_multiple_kernel_rows_and_weights(tiny_data, tmp_path):
