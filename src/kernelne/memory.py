@@ -33,3 +33,30 @@ def reset_peak_memory() -> bool:
         return True
     except OSError:
         return False
+
+
+def available_memory_bytes() -> int | None:
+    """The memory this process may still take: ``MemAvailable`` of ``/proc/meminfo``, or less
+    where a cgroup (v2 ``memory.max`` less ``memory.current``, or v1's limit less usage)
+    caps it; None where neither can be read."""
+    figures = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    figures.append(int(line.split()[1]) * 1024)
+    except OSError:
+        pass
+    for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                         ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                          "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit, encoding="ascii") as fh:
+                text = fh.read().strip()
+            with open(usage, encoding="ascii") as fh:
+                used = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue
+        if text.isdigit() and int(text) < 1 << 60:
+            figures.append(max(0, int(text) - used))
+    return min(figures) if figures else None

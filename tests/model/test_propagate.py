@@ -90,11 +90,11 @@ def test_auto_propagates_where_the_mean_degree_reaches_the_bound(graph, dense):
 
 
 def test_auto_keeps_the_rows_of_a_large_or_partitioned_fit(dense, monkeypatch):
-    monkeypatch.setattr(propagation_module, "AUTO_MAX_CELLS", 150 * 8 - 1)
+    monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: 2**30)
+    monkeypatch.setattr(propagation_module, "filter_bytes", lambda a, d: 3 * 2**30)
     big = KernelNE(**{**SMALL, "propagate": "auto"}).fit(dense)
     assert big.propagation_ is None
-    assert big.setting_["propagation"] == ("auto: 150 rows of 8, more than 1,199 entries (the "
-                                           "filter's memory)")
+    assert big.setting_["propagation"] == "auto: the filter needs 3.0 GiB, 1.0 GiB available"
     monkeypatch.undo()
     parts = KernelNE(**{**SMALL, "propagate": "auto"}, partitions=2, rounds=2).fit(dense)
     assert parts.propagation_ is None

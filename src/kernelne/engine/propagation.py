@@ -22,13 +22,16 @@ propagated rows are
     R' = Â (R - g(L) R),
 
 whose thin SVD ``U Σ Vᵀ`` gives ``U sqrt(Σ)`` with unit rows, the embedding (as the authors'
-code). The cost is ``K`` pairs of sparse products (``O(K |E| d)``) and one ``O(n d^2)``
-SVD: linear in the edges. Order ``K = 10``, ``μ = 0.2`` and ``θ = 0.5`` are ProNE's defaults.
+code). The filter runs as numba kernels (:mod:`kernelne.engine.propagation_kernels`) over
+``Â``'s CSR in float32, by Clenshaw's recurrence for the Chebyshev sum, and the SVD goes
+through the ``d x d`` Gram matrix: ``2K - 1`` sparse products (``O(K |E| d)``), one
+``O(n d^2)`` product, and three ``n x d`` float32 buffers above the rows. Order ``K = 10``,
+``μ = 0.2`` and ``θ = 0.5`` are ProNE's defaults.
 
 ``propagate="auto"`` (:func:`choose_propagation`) propagates with ProNE's defaults where the
-graph's mean degree is at least :data:`AUTO_MIN_DEGREE` and its rows have at most
-:data:`AUTO_MAX_CELLS` entries, and not otherwise (docs/QUALITY.md: the propagation lifts
-node classification on dense graphs and is a wash on sparse ones).
+graph's mean degree is at least :data:`AUTO_MIN_DEGREE` and the filter's buffers fit in the
+memory available, and not otherwise (docs/QUALITY.md: the propagation lifts node
+classification on dense graphs and is a wash on sparse ones).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import iv
 
+from kernelne.memory import available_memory_bytes
+
 #: ProNE's defaults: Chebyshev order, the filter's centre mu and its width theta
 DEFAULT_ORDER = 10
 DEFAULT_MU = 0.2
@@ -47,11 +52,11 @@ DEFAULT_THETA = 0.5
 #: ``propagate="auto"`` propagates where the mean degree (of the undirected graph, over the
 #: nodes with an edge) is at least this
 AUTO_MIN_DEGREE = 8.0
-#: ... and the rows have at most this many entries (``n x d``; 10^6 nodes at d = 128): the
-#: filter and the SVD peak at about 58 bytes per entry (7.4 GB at 10^6 nodes and d = 128,
-#: 2.6 times a plain fit's own peak there; docs/QUALITY.md)
-AUTO_MAX_CELLS = 128_000_000
-
+#: Upper bounds of the settings: more Chebyshev terms than this add nothing a float32 row can
+#: hold (the coefficients ``I_k(θ)`` fall faster than ``θ^k / k!``), and a wider ``θ`` makes
+#: the filter's extremes ``e^{±θ}`` overflow float32's range
+MAX_ORDER = 100
+MAX_THETA = 20.0
 
 @dataclass(frozen=True)
 class Propagation:
@@ -93,8 +98,9 @@ def parse_propagation(spec: object) -> Propagation | None:
     Raises
     ------
     ValueError
-        An unknown key, a value that is not a number, or a value out of range (order a whole
-        number >= 1, mu in [0, 2], theta > 0).
+        An unknown key, a key given twice, a value that is not a number, or a value out of
+        range (order a whole number in ``[1, MAX_ORDER]``, mu in ``[0, 2]``, theta in
+        ``(0, MAX_THETA]``).
     """
     if is_auto(spec):
         raise ValueError("propagate='auto' is decided on a graph (choose_propagation)")
@@ -114,6 +120,8 @@ def parse_propagation(spec: object) -> Propagation | None:
         if not sep or key not in ("order", "mu", "theta"):
             raise ValueError(f"propagate: {part.strip()!r} is not order=K, mu=M or theta=T "
                              f"(e.g. 'order=10,mu=0.2,theta=0.5')")
+        if key in values:
+            raise ValueError(f"propagate: {key} is given twice in {spec.strip()!r}")
         try:
             values[key] = float(text)
         except ValueError:
@@ -152,8 +160,9 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     ----------
     spec : bool, None, str or Propagation
         A setting :func:`parse_propagation` reads, or ``"auto"``: ProNE's defaults where the
-        mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the rows
-        have at most :data:`AUTO_MAX_CELLS` entries, in a fit in memory; none otherwise.
+        mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the filter
+        (:func:`filter_bytes`) fits in the memory available
+        (:func:`kernelne.memory.available_memory_bytes`), in a fit in memory; none otherwise.
     adjacency : sparse matrix
         The graph's ``n x n`` adjacency.
     dim : int, default 128
@@ -170,12 +179,12 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     """
     if not is_auto(spec):
         return parse_propagation(spec), "as given"
-    n = adjacency.shape[0]
     if partitioned:
         return None, "auto: a partitioned fit keeps its rows as trained"
-    if n * int(dim) > AUTO_MAX_CELLS:
-        return None, (f"auto: {n:,} rows of {int(dim)}, more than {AUTO_MAX_CELLS:,} entries "
-                      "(the filter's memory)")
+    need, free = filter_bytes(adjacency, int(dim)), available_memory_bytes()
+    if free is not None and need > free:
+        return None, (f"auto: the filter needs {need / 2**30:.1f} GiB, "
+                      f"{free / 2**30:.1f} GiB available")
     if degree is None:
         degree = mean_degree(adjacency)
     sign = ">=" if degree >= AUTO_MIN_DEGREE else "<"
@@ -183,13 +192,26 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
             f"auto: mean degree {degree:.1f} {sign} {AUTO_MIN_DEGREE:g}")
 
 
+def filter_bytes(adjacency: sp.spmatrix, dim: int) -> int:
+    """The memory :func:`propagate_rows` takes above the rows: three ``n x d`` float32
+    buffers and ``Â``'s CSR (twice the edges' entries and the self-loops, 8 bytes each, and
+    as much again while it is built)."""
+    n = adjacency.shape[0]
+    return 3 * n * int(dim) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
+
+
 def _checked(order: float, mu: float, theta: float) -> Propagation:
     if not (math.isfinite(order) and order >= 1 and float(order).is_integer()):
         raise ValueError(f"propagate: order must be a whole number >= 1, got {order:g}")
+    if order > MAX_ORDER:
+        raise ValueError(f"propagate: order must be at most {MAX_ORDER}, got {order:g}")
     if not (math.isfinite(mu) and 0.0 <= mu <= 2.0):
         raise ValueError(f"propagate: mu must be in [0, 2], got {mu:g}")
     if not (math.isfinite(theta) and theta > 0):
         raise ValueError(f"propagate: theta must be > 0, got {theta:g}")
+    if theta > MAX_THETA:
+        raise ValueError(f"propagate: theta must be at most {MAX_THETA:g} (the filter's "
+                         f"e^theta overflows), got {theta:g}")
     return Propagation(int(order), float(mu), float(theta))
 
 
@@ -225,36 +247,119 @@ def chebyshev_filter(adjacency: sp.spmatrix, rows: np.ndarray,
     Returns
     -------
     ndarray of shape (n, d)
-        ``g(L) R`` in float64.
+        ``g(L) R`` in float32.
     """
-    return _filtered(with_self_loops(adjacency), rows, settings)
+    r = _float32_rows(rows, adjacency.shape[0])
+    if settings.order == 1:
+        return iv(0, settings.theta).astype(np.float32) * r
+    return r - _residual(_SelfLooped.of(adjacency), r, settings)
 
 
-def _filtered(a_hat: sp.csr_matrix, rows: np.ndarray, settings: Propagation) -> np.ndarray:
-    """:func:`chebyshev_filter` on ``Â`` as :func:`with_self_loops` gives it."""
-    inv_deg = 1.0 / np.asarray(a_hat.sum(axis=1)).ravel()
-    walk = sp.diags(inv_deg) @ a_hat  # D^{-1} Â
+class _SelfLooped:
+    """``Â = I + max(A, Aᵀ)`` as the kernels read it: CSR arrays with float32 weights and
+    ``1 / (Â 1)``."""
 
-    def m_dot(x: np.ndarray) -> np.ndarray:  # (L - mu I) x = (1 - mu) x - D^{-1} Â x
-        return (1.0 - settings.mu) * x - walk @ x
+    def __init__(self, a_hat: sp.csr_matrix) -> None:
+        self.indptr, self.indices = a_hat.indptr, a_hat.indices
+        self.weights = np.asarray(a_hat.data, dtype=np.float32)
+        degree = np.asarray(a_hat.sum(axis=1), dtype=np.float64).ravel()
+        self.inv_deg = (1.0 / degree).astype(np.float32)
+        self.arrays = (self.indptr, self.indices, self.weights, self.inv_deg)
 
-    def x_dot(x: np.ndarray) -> np.ndarray:  # X x = (M^2 / 2 - I) x
-        return 0.5 * m_dot(m_dot(x)) - x
+    @classmethod
+    def of(cls, adjacency: sp.spmatrix) -> _SelfLooped:
+        a = sp.csr_matrix(adjacency, dtype=np.float32)
+        a = a.maximum(a.T).tocsr()
+        a.setdiag(0.0)
+        a.eliminate_zeros()
+        return cls(sp.csr_matrix(a + sp.identity(a.shape[0], dtype=np.float32, format="csr")))
 
-    r = np.asarray(rows, dtype=np.float64)
-    t_prev, t_cur = r, x_dot(r)
-    out = iv(0, settings.theta) * t_prev
-    if settings.order > 1:
-        out -= 2.0 * iv(1, settings.theta) * t_cur
-    for k in range(2, settings.order):
-        t_prev, t_cur = t_cur, 2.0 * x_dot(t_cur) - t_prev
-        out += (2.0 if k % 2 == 0 else -2.0) * iv(k, settings.theta) * t_cur
+
+def _residual(graph: _SelfLooped, rows: np.ndarray, settings: Propagation,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """``R - g(L) R`` by Clenshaw's recurrence over the Chebyshev terms (order >= 2): two
+    ``n x d`` float32 buffers and the one returned (``out`` if given)."""
+    from kernelne.engine import propagation_kernels as kern
+
+    k_terms = settings.order
+    coef = [float(iv(0, settings.theta))] + [2.0 * (-1) ** k * float(iv(k, settings.theta))
+                                             for k in range(1, k_terms)]
+    shift = np.float32(1.0 - settings.mu)
+    b1 = np.zeros_like(rows)  # b_{k+1}
+    b2 = np.multiply(rows, np.float32(coef[k_terms - 1]), out=out)  # b_{K-1} (b_K = 0)
+    b1, b2 = b2, b1
+    t = np.empty_like(rows)
+    for k in range(k_terms - 2, 0, -1):
+        kern.shifted_walk(*graph.arrays, shift, b1, t)
+        kern.clenshaw_step(*graph.arrays, shift, t, rows, np.float32(coef[k]), b1, b2)
+        b1, b2 = b2, b1
+    kern.shifted_walk(*graph.arrays, shift, b1, t)
+    kern.clenshaw_last(*graph.arrays, shift, t, rows, np.float32(coef[0]), b1, b2)
+    return b2
+
+
+def _float32_rows(rows: np.ndarray, n: int) -> np.ndarray:
+    r = np.asarray(rows)
+    if r.ndim != 2 or r.shape[0] != n:
+        raise ValueError(f"propagate: {r.shape} rows for a graph of {n} nodes")
+    return np.ascontiguousarray(r, dtype=np.float32)
+
+
+#: a direction of the propagated rows whose squared singular value is below this fraction
+#: of the largest is left out (its column is zero): the rows have no extent there
+RANK_RTOL = 1e-12
+#: rows per block of the Gram matrix's float64 sums
+GRAM_BLOCK = 1 << 15
+
+
+def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``U sqrt(Σ)`` of the thin SVD ``U Σ Vᵀ`` of ``mixed``, each row scaled to norm 1.
+
+    Computed through the ``d x d`` Gram matrix ``G = mixedᵀ mixed = V Σ² Vᵀ`` (summed in
+    float64): ``U sqrt(Σ) = mixed V Σ^{-1/2}``, one ``n x d`` product and no ``n x d``
+    temporary. Columns come in decreasing singular value; each column's sign makes its sum
+    over the rows before scaling positive (the SVD leaves it free); a direction whose ``σ²``
+    is below :data:`RANK_RTOL` of the largest gives a zero column, so ``n < d`` rows give
+    ``d`` columns, the last ``d - n`` zero.
+
+    Parameters
+    ----------
+    mixed : ndarray of shape (n, d), float32
+        The rows.
+    out : ndarray of shape (n, d), float32, optional
+        Where to write the result (not ``mixed``).
+
+    Returns
+    -------
+    ndarray of shape (n, d), float32
+        The unit rows (an all-zero row stays zero).
+    """
+    n, d = mixed.shape
+    g = np.zeros((d, d))
+    for s in range(0, n, GRAM_BLOCK):
+        block = mixed[s:s + GRAM_BLOCK].astype(np.float64)
+        g += block.T @ block
+    lam, vecs = np.linalg.eigh(g)
+    lam, vecs = lam[::-1], vecs[:, ::-1]
+    keep = lam > RANK_RTOL * max(float(lam[0]), 0.0)
+    basis = np.zeros((d, d))
+    basis[:, keep] = vecs[:, keep] * lam[keep] ** -0.25
+    column_sums = mixed.sum(axis=0, dtype=np.float64) @ basis
+    basis[:, column_sums < 0] *= -1.0
+    out = np.matmul(mixed, basis.astype(np.float32), out=out)
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
+    np.divide(out, norms, out=out, where=norms > 0)
     return out
 
 
 def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
                    settings: Propagation = Propagation()) -> np.ndarray:
     """ProNE's spectral propagation of ``rows``: ``Â (R - g(L) R)``, thin SVD, unit rows.
+
+    The filter runs as numba kernels over ``Â``'s CSR in float32 (Clenshaw's recurrence,
+    rows in parallel on numba's threads), the SVD through the ``d x d`` Gram matrix
+    (:func:`unit_svd_rows`): three ``n x d`` float32 buffers above the rows, one of them
+    the result.
 
     Parameters
     ----------
@@ -270,29 +375,28 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     -------
     ndarray of shape (n, d)
         ``U sqrt(Σ)`` of the thin SVD of the propagated rows, each row scaled to norm 1 (rows
-        that are all zero stay zero), float32.
+        that are all zero stay zero), float32. Columns past the propagated rows' rank (as
+        where ``n < d``) are zero.
 
     Raises
     ------
     ValueError
         ``rows`` does not have one row per node of ``adjacency``.
     """
-    r = np.asarray(rows)
-    if r.ndim != 2 or r.shape[0] != adjacency.shape[0]:
-        raise ValueError(f"propagate: {r.shape} rows for a graph of {adjacency.shape[0]} nodes")
-    if settings.order > 1:
-        a_hat = with_self_loops(adjacency)  # built once, for the filter and the mixing
-        mixed = a_hat @ (r - _filtered(a_hat, r, settings))
-    else:
-        mixed = np.asarray(r, dtype=np.float64)
-    u, s, _ = np.linalg.svd(mixed, full_matrices=False)
-    emb = u * np.sqrt(s)[None, :]
-    norms = np.linalg.norm(emb, axis=1, keepdims=True)
-    np.divide(emb, norms, out=emb, where=norms > 0)
-    return np.ascontiguousarray(emb, dtype=np.float32)
+    from kernelne.engine import propagation_kernels as kern
+
+    r = _float32_rows(rows, adjacency.shape[0])
+    if settings.order == 1:
+        return unit_svd_rows(r)
+    graph = _SelfLooped.of(adjacency)
+    residual = _residual(graph, r, settings)
+    mixed = np.empty_like(r)
+    kern.hat_product(graph.indptr, graph.indices, graph.weights, residual, mixed)
+    return unit_svd_rows(mixed, out=residual)
 
 
 __all__ = ["Propagation", "parse_propagation", "check_propagation", "choose_propagation",
-           "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "AUTO_MAX_CELLS", "band_pass",
+           "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "MAX_ORDER", "MAX_THETA",
+           "filter_bytes", "unit_svd_rows", "band_pass",
            "chebyshev_filter", "propagate_rows", "with_self_loops", "DEFAULT_ORDER",
            "DEFAULT_MU", "DEFAULT_THETA"]

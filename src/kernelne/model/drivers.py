@@ -130,8 +130,10 @@ def rescale(model: Any, A: np.ndarray, B: np.ndarray, seed: int) -> float:
 def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation) -> np.ndarray:
     """The spectral propagation of the rows ``A`` on ``g``
     (:func:`~kernelne.engine.propagation.propagate_rows`), brought to the median row norm
-    :data:`~kernelne.model.auto_setting.OUTPUT_NORM` unless ``normalize="none"``."""
-    rows = propagate_rows(g.adjacency(), A, settings)
+    :data:`~kernelne.model.auto_setting.OUTPUT_NORM` unless ``normalize="none"``; on the
+    model's ``workers`` threads."""
+    with numba_threads(model.workers):
+        rows = propagate_rows(g.adjacency(), A, settings)
     if model.normalize != "none":
         rows *= np.float32(OUTPUT_NORM)
     return rows

@@ -178,8 +178,9 @@ class KernelNE(EmbeddingEstimator):
         the normalised Laplacian, then a thin SVD and unit rows, times
         :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
         order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off;
-        ``"auto"``: ``True`` where the graph's mean degree is at least 8 and the rows have at
-        most 1.28 x 10^8 entries (10^6 nodes at dim 128), in a fit in memory, off otherwise
+        ``"auto"``: ``True`` where the graph's mean degree is at least 8 and the filter's
+        three ``n x dim`` float32 buffers fit in the memory available, in a fit in memory, off
+        otherwise
         (:func:`~kernelne.engine.propagation.choose_propagation`; ``setting_["propagation"]``
         says which and why). ``context_embedding_`` and ``trained_embedding_`` stay as
         trained. A partitioned fit given ``True`` propagates the assembled rows (in memory,
