@@ -8,7 +8,7 @@ memory above the process' memory before it (Linux ``VmHWM``). The ratio is (fit 
 propagation) / fit. ``--no-fit``: the propagation of random rows only (its cost does not
 depend on the rows' values), for sizes where a fit takes too long to repeat.
 ``--reference``: beside it, the same propagation in float64 with scipy's sparse products and
-numpy's dense SVD (``tests/engine/prone_reference.py``, the form ProNE's authors' Python code
+numpy's dense SVD (``tests/prone_reference.py``, the form ProNE's authors' Python code
 takes), with the speed-up and the largest difference of the unit rows (columns' signs
 aligned). The propagation is timed as the median of ``--repeats`` runs, the reference once.
 Graphs: ``cora``, ``dblp`` (packaged) or ``sbm:N:M:K:MU`` (a planted partition, seed 0).
@@ -39,7 +39,7 @@ from kernelne.engine.propagation import Propagation, mean_degree, propagate_rows
 from kernelne.graphs.generators import planted_partition_sbm
 from kernelne.parallel import numba_threads
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
 def load(name: str) -> Graph:

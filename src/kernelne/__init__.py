@@ -26,13 +26,15 @@ _WHERE = {
     "TrainingError": "kernelne.errors", "WalkCorpus": "kernelne.engine.walks",
     "load_dataset": "kernelne.graphs.datasets", "load_embedding": "kernelne.embedding_io",
     "load_graph": "kernelne.graphs.graph", "random_walks": "kernelne.engine.walks",
+    "propagate": "kernelne.model.enhance",
     "read_labels": "kernelne.graphs.datasets", "save_embedding": "kernelne.embedding_io",
     "tune": "kernelne.tune.search",
 }
 
 __all__ = [
     "Graph", "InputError", "KernelNE", "TrainingError", "WalkCorpus", "load_dataset",
-    "load_embedding", "load_graph", "random_walks", "read_labels", "save_embedding", "tune",
+    "load_embedding", "load_graph", "propagate", "random_walks", "read_labels",
+    "save_embedding", "tune",
     "__version__",
 ]
 
@@ -111,5 +113,6 @@ if TYPE_CHECKING:
     from kernelne.errors import InputError, TrainingError
     from kernelne.graphs.datasets import load_dataset, read_labels
     from kernelne.graphs.graph import Graph, load_graph
+    from kernelne.model.enhance import propagate
     from kernelne.model.kernelne import KernelNE
     from kernelne.tune.search import tune

@@ -366,10 +366,19 @@ def _version() -> str:
 
 def _extensions() -> list[Callable]:
     """The ``register`` functions of the subcommands with a module of their own."""
-    from kernelne.cli import datasets, docs, evaluate, generate, plot, reproduce, tune
+    from kernelne.cli import (
+        datasets,
+        docs,
+        evaluate,
+        generate,
+        plot,
+        propagate,
+        reproduce,
+        tune,
+    )
 
     return [evaluate.register, reproduce.register, tune.register, plot.register,
-            datasets.register, generate.register, docs.register]
+            propagate.register, datasets.register, generate.register, docs.register]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

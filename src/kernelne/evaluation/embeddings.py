@@ -13,7 +13,7 @@ from kernelne.errors import InputError
 _SHOW = 10
 
 
-def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
+def as_embedding(source: Any, dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
     """Any embedding as ``(vectors, nodes)``.
 
     Parameters
@@ -22,10 +22,12 @@ def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
         A file path (word2vec text or ``.npy``), a fitted estimator (``embedding_`` and
         ``nodes_``), a ``(vectors, nodes)`` pair or a bare ``n x d`` matrix (node ids
         ``0..n-1``).
+    dtype : numpy dtype, default float64
+        The vectors' type (no copy where they have it already).
 
     Returns
     -------
-    vectors : ndarray of shape (n, d), float64
+    vectors : ndarray of shape (n, d)
         The embedding rows.
     nodes : ndarray
         The node id of each row.
@@ -43,7 +45,7 @@ def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
         vectors, nodes = source
     else:
         vectors, nodes = source, None
-    vectors = np.asarray(vectors, dtype=np.float64)
+    vectors = np.asarray(vectors, dtype=dtype)
     if vectors.ndim != 2:
         raise InputError(f"an embedding must be an n x d matrix, got shape {vectors.shape}")
     nodes = np.arange(len(vectors)) if nodes is None else np.asarray(nodes)
