@@ -44,7 +44,7 @@ from kernelne.engine.propagation import Propagation, is_auto, parse_propagation
 from kernelne.engine.robust import MAX_NARROWING, NARROWING
 from kernelne.errors import InputError, quote
 from kernelne.model.auto_setting import with_params
-from kernelne.model.fitted import FitRecord
+from kernelne.model.fitted import NOT_SET, FitRecord
 from kernelne.model.params import param
 
 #: ``normalize="auto"``'s factor is ``OUTPUT_NORM / median row norm`` of the rows as trained:
@@ -296,4 +296,5 @@ def fitted_record(arrays: dict, model: Any, params: dict, directed: Any,
         beta_update=beta_update, walk_counts=walk_counts, degrees=degrees,
         directed=None if directed is None else bool(directed), output_scale=output_scale,
         setting=setting, propagation=propagation,
-        trained_embedding=trained if propagation is not None else None)
+        trained_embedding=trained if propagation is not None else None,
+        neighbour_hashes=arrays.get("neighbour_hashes", NOT_SET))

@@ -8,7 +8,9 @@ kernel dictionary: "gauss" / "schoenberg" / "linear" and sigma / alpha, float64)
 ``beta`` (float32 kernel weights), ``kernel_scale`` (the robust fit's narrowing rho),
 ``beta_update`` (the fitted weight rule), ``walk_counts`` (int64: how often each node occurs
 in the training walks, the negatives' unigram counts), ``degrees`` (int64: each node's
-degree in the fitted graph, to tell which nodes a new graph touched) and ``directed`` (bool:
+degree in the fitted graph), ``neighbour_hashes`` (uint64: a fingerprint of each node's
+neighbour set, :mod:`kernelne.graphs.neighbours`; with the degrees, to tell which nodes a new
+graph touched; older files: the degrees alone) and ``directed`` (bool:
 how the fitted graph was read; an update must read its graph the same way. Files written
 before it was recorded fall back to a ``directed`` setting in ``params``, else accept either).
 
@@ -61,7 +63,7 @@ def _plain_param(value):
 MODEL_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
               "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
               "walk_counts", "degrees", "output_scale", "setting", "directed", "propagation",
-              "trained_embedding")
+              "trained_embedding", "neighbour_hashes")
 
 
 def check_model_path(path: str | Path) -> None:
@@ -113,6 +115,8 @@ def save_model(model: Any, path: str | Path, then: Any = None) -> None:
                                          else str(record.propagation))
     if record.trained_embedding is not NOT_SET and record.trained_embedding is not None:
         arrays["trained_embedding"] = np.asarray(record.trained_embedding, dtype=np.float32)
+    if record.neighbour_hashes is not NOT_SET:
+        arrays["neighbour_hashes"] = np.asarray(record.neighbour_hashes, dtype=np.uint64)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
@@ -172,10 +176,12 @@ def check_declared(headers: dict, dim: int, path: str | Path) -> None:
         if shape != (n, dim):
             raise corrupt(f"{key} has shape {shape}, not {(n, dim)}: {n:,} nodes of dim {dim}",
                           path)
-    for key in ("walk_counts", "degrees"):
-        if headers[key][0] != (n,):
-            raise corrupt(f"{key} has shape {headers[key][0]}, not {(n,)}: one count per node",
-                          path)
+    for key in ("walk_counts", "degrees", "neighbour_hashes"):
+        if key in headers and headers[key][0] != (n,):
+            raise corrupt(f"{key} has shape {headers[key][0]}, not {(n,)}: one per node", path)
+    if "neighbour_hashes" in headers and headers["neighbour_hashes"][1] != np.uint64:
+        raise corrupt(f"neighbour_hashes holds {headers['neighbour_hashes'][1]} numbers, not "
+                      "uint64", path)
     kinds, weights, params = (headers[k][0] for k in ("kernel_kinds", "beta", "kernel_params"))
     if not (len(kinds) == 1 and kinds[0] >= 1 and weights == params == kinds):
         raise corrupt(f"kernel_kinds, kernel_params and beta must list the same kernels, "
