@@ -104,3 +104,48 @@ def test_the_fit_summary_names_the_propagation(tmp_path, capsys):
     assert "propagated order=10,mu=0.2,theta=1: band-pass filter, thin SVD" in out
     assert main(["embed", str(KARATE), "-o", str(tmp_path / "f.npy"), *fast]) == 0
     assert "propagated no (auto: mean degree 4.6 < 8)" in capsys.readouterr().out
+
+
+def test_the_update_summary_says_every_row_is_propagated_again(tmp_path, capsys):
+    """Audit 6 M13: a propagated model's update changes every output row, and says so."""
+    grown = tmp_path / "grown.txt"
+    grown.write_text(KARATE.read_text() + "\n0 100\n")
+    for name, extra in (("spread", ["--propagate"]), ("plain", ["--propagate", "off"])):
+        model = tmp_path / f"{name}.npz"
+        assert _run(["embed", KARATE, "-o", tmp_path / f"{name}.npy", *FAST, *extra,
+                     "--model-out", model], capsys)[0] == 0
+        assert main(["update", str(model), str(grown), "-o", str(tmp_path / f"u{name}.npy"),
+                     "--workers", "1"]) == 0
+        out = capsys.readouterr().out
+        if name == "spread":
+            assert "1 new, 0 relearned (no edge when fitted), 1 touched (rate 0), 0 removed; " \
+                   "every other row as trained kept as it was\n" in out
+            assert "\npropagated order=10,mu=0.2,theta=0.5 again, over the whole new graph: " \
+                   "every row of the output changes (the propagation is global)\n" in out
+        else:
+            assert "0 removed; every other row kept as it was\n" in out
+            assert "propagated" not in out
+
+
+def test_a_baseline_summary_names_its_propagation(tmp_path, capsys):
+    """Audit 6 P10b: a baseline's summary says whether its rows were propagated."""
+    from kernelne.baselines import DeepWalk
+    from kernelne.engine.propagation import Propagation
+
+    fast = [o for o in FAST if o != "--quiet"]
+    cases = [(["--method", "deepwalk", "--propagate"],
+              "propagated order=10,mu=0.2,theta=0.5: band-pass filter, thin SVD\n"),
+             (["--method", "hope", "--propagate", "order=3"],
+              "propagated order=3,mu=0.2,theta=0.5: band-pass filter, thin SVD\n"),
+             (["--method", "deepwalk", "--propagate", "auto"],
+              "propagated no (auto: mean degree 4.6 < 8)\n"),
+             (["--method", "prone"], "propagated order=10,mu=0.2,theta=0.5: band-pass"),
+             (["--method", "deepwalk"], None), (["--method", "prone", "--propagate", "off"], None)]
+    for i, (extra, line) in enumerate(cases):
+        assert main(["embed", str(KARATE), "-o", str(tmp_path / f"e{i}.npy"), *fast,
+                     "--seed", "0", *extra]) == 0
+        out = capsys.readouterr().out
+        assert ("propagated" not in out) if line is None else (line in out), (extra, out)
+    model = DeepWalk(dim=4, walks_per_node=2, workers=1, random_state=0, propagate=True)
+    assert model.fit(KARATE).propagation_ == Propagation()
+    assert model.propagation_reason_ == "as given"

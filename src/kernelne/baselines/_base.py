@@ -20,7 +20,9 @@ class BaselineEmbedding(EmbeddingEstimator):
     ``fit_seconds_`` (wall time of the fit, graph loading excluded). A subclass whose
     constructor takes ``propagate`` has its rows spectrally propagated after ``_embed``
     (:func:`kernelne.engine.propagation.propagate_rows`; unit rows), inside the timed fit,
-    unless it applies it in ``_embed`` itself (``propagates_itself``).
+    unless it applies it in ``_embed`` itself (``propagates_itself``); ``propagation_`` is the
+    propagation applied (None: none) and ``propagation_reason_`` why (``"as given"`` or the
+    evidence of ``propagate="auto"``).
     """
 
     propagates_itself = False
@@ -63,11 +65,13 @@ class BaselineEmbedding(EmbeddingEstimator):
         check_propagation(spec)  # ValueError before the fit if the setting is bad
         start = time.perf_counter()
         emb = self._embed(g)
-        settings, _ = choose_propagation(spec, g.adjacency(), emb.shape[1])
+        settings, why = choose_propagation(spec, g.adjacency(), emb.shape[1])
         if settings is not None:
             emb = propagate_rows(g.adjacency(), emb, settings)
         emb = np.ascontiguousarray(emb, dtype=np.float32)
         self.fit_seconds_ = time.perf_counter() - start
+        if not self.propagates_itself:  # else _embed set them
+            self.propagation_, self.propagation_reason_ = settings, why
         self.embedding_ = emb
         self.nodes_ = g.nodes
         return self

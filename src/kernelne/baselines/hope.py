@@ -93,6 +93,10 @@ class HOPE(BaselineEmbedding):
         The user's node ids, in row order.
     fit_seconds_ : float
         Wall time of the fit, graph loading excluded.
+    propagation_ : Propagation or None
+        The spectral propagation applied (None: none).
+    propagation_reason_ : str
+        Why: ``"as given"``, or the evidence of ``propagate="auto"``.
     beta_ : float
         The Katz decay used.
     singular_values_ : ndarray

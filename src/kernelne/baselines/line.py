@@ -141,6 +141,10 @@ class LINE(BaselineEmbedding):
         The user's node ids, in row order.
     fit_seconds_ : float
         Wall time of the fit, graph loading excluded.
+    propagation_ : Propagation or None
+        The spectral propagation applied (None: none).
+    propagation_reason_ : str
+        Why: ``"as given"``, or the evidence of ``propagate="auto"``.
     samples_ : int
         The number of samples T used per order.
     """

@@ -92,6 +92,8 @@ class ProNE(BaselineEmbedding):
         Wall time of the fit, graph loading excluded.
     propagation_ : Propagation or None
         The propagation applied.
+    propagation_reason_ : str
+        Why: ``"as given"``, or the evidence of ``propagate="auto"``.
     """
 
     propagates_itself = True
@@ -116,6 +118,6 @@ class ProNE(BaselineEmbedding):
         a = graph.adjacency()
         seed = int(random_generator(self.random_state).integers(2**31))
         rows = randomized_rows(prone_matrix(a), dim, seed)
-        settings, _ = choose_propagation(self.propagate, a, rows.shape[1])
+        settings, self.propagation_reason_ = choose_propagation(self.propagate, a, rows.shape[1])
         self.propagation_ = settings
         return rows if settings is None else propagate_rows(a, rows, settings)

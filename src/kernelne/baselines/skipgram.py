@@ -129,6 +129,10 @@ class DeepWalk(SkipGramWalks):
         The user's node ids, in row order.
     fit_seconds_ : float
         Wall time of the fit, graph loading excluded.
+    propagation_ : Propagation or None
+        The spectral propagation applied (None: none).
+    propagation_reason_ : str
+        Why: ``"as given"``, or the evidence of ``propagate="auto"``.
     """
 
     def __init__(
@@ -206,6 +210,10 @@ class Node2Vec(SkipGramWalks):
         The user's node ids, in row order.
     fit_seconds_ : float
         Wall time of the fit, graph loading excluded.
+    propagation_ : Propagation or None
+        The spectral propagation applied (None: none).
+    propagation_reason_ : str
+        Why: ``"as given"``, or the evidence of ``propagate="auto"``.
     """
 
     def __init__(

@@ -38,6 +38,7 @@ from kernelne.cli.options import (
     describe_fit,
     given_options,
     model_from_args,
+    propagation_line,
     read_input_graph,
     report_graph,
 )
@@ -134,8 +135,11 @@ def cmd_embed(args: argparse.Namespace) -> int:
         if args.method == "kernelne":
             print(describe_fit(model, graph, seconds, load_seconds), file=out)
         else:
+            said = propagation_line(getattr(model, "propagation_", None),
+                                    getattr(model, "propagation_reason_", None))
             print(f"graph      {graph.summary()}\nmethod     {args.method}\n"
-                  f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB", file=out)
+                  + ("" if said is None else said + "\n")
+                  + f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB", file=out)
         print(f"wrote      {_wrote(args.output)}", file=out)
         if args.model_out is not None:
             print(f"wrote      {args.model_out} (model file, for `kernelne update`)", file=out)
@@ -215,13 +219,18 @@ def cmd_update(args: argparse.Namespace) -> int:
     save_outputs(model, args.output, model.nodes_, args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
+        propagation = getattr(model, "propagation_", None)
+        kept = ("every other row kept as it was" if propagation is None
+                else "every other row as trained kept as it was")
         print(f"graph      {graph.summary()}\n"
               f"nodes      {len(model.new_nodes_):,} new, {len(model.relearned_nodes_):,} "
               "relearned (no edge when fitted), "
               f"{len(model.touched_nodes_):,} touched "
-              f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; every "
-              "other row kept as it was\n"
-              f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
+              f"(rate {args.touched_rate:g}), {len(model.removed_nodes_):,} removed; {kept}\n"
+              + ("" if propagation is None else
+                 f"propagated {propagation} again, over the whole new graph: every row of the "
+                 "output changes (the propagation is global)\n")
+              + f"walks      {model.n_walks_:,} (x{model.walk_length} nodes) from the new nodes"
               + (" and the touched ones" if args.touched_rate > 0 else "") + "\n"
               f"pairs      {model.n_pairs_:,} trained in {model.fit_seconds_:.1f} s\n"
               f"time       {seconds:.1f} s, peak memory {peak_memory_mb():.0f} MiB\n"
@@ -322,8 +331,8 @@ def _register_update(sub) -> None:
     update.add_argument("--model-out", default=None, metavar="MODEL.npz",
                         help="also save the updated model")
     update.add_argument("--touched-rate", type=float, default=0.0, metavar="RATE",
-                        help="learning-rate multiplier of old nodes with new edges (0: "
-                        "frozen; every old row stays exactly as it was)")
+                        help="learning-rate multiplier of old nodes whose neighbours changed "
+                        "(0: frozen; every old row stays exactly as it was)")
     add_graph_input_options(update)
     update.add_argument("--workers", type=int, default=None, metavar="N",
                         help="threads (default: the model's setting)")

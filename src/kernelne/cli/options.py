@@ -375,13 +375,11 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])
     if options:
         lines.append("options    " + ", ".join(options))
-    propagation = getattr(model, "propagation_", None)
-    chosen = (setting or {}).get("propagation")  # propagate="auto": why
-    if propagation is not None:
-        lines.append(f"propagated {propagation}" + (f" ({chosen})" if chosen else "")
-                     + ": band-pass filter, thin SVD (health: the rows as trained)")
-    elif chosen:
-        lines.append(f"propagated no ({chosen})")
+    said = propagation_line(getattr(model, "propagation_", None),
+                            (setting or {}).get("propagation"),  # propagate="auto": why
+                            " (health: the rows as trained)")
+    if said is not None:
+        lines.append(said)
     for diverged in getattr(model, "lr_restarts_", []):
         lines.append(f"diverged   at lr {diverged['lr']:g} ({diverged['bad_rows']:,} of "
                      f"{diverged['rows']:,} rows NaN or infinite): restarted with lr "
@@ -436,6 +434,17 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
                  + f"walks {stages['walks']:.1f} s, training {stages['training']:.1f} s), "
                  f"peak memory {peak_memory_mb():.0f} MiB")
     return "\n".join(lines)
+
+
+def propagation_line(propagation, why: str | None, extra: str = "") -> str | None:
+    """The summary's ``propagated`` line: the ``propagation`` applied (None: none) and ``why``
+    (``propagate="auto"``'s evidence; None or ``"as given"``: the setting as given), with
+    ``extra`` after a propagation; None where nothing was propagated as given."""
+    why = None if why == "as given" else why
+    if propagation is not None:
+        return (f"propagated {propagation}" + (f" ({why})" if why else "")
+                + ": band-pass filter, thin SVD" + extra)
+    return f"propagated no ({why})" if why else None
 
 
 def duplicates_note(dropped: int, reweighted: int) -> str:

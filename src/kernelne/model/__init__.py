@@ -8,7 +8,8 @@ options), ``drivers`` (a fit in memory and a partitioned fit, each ending in a r
 ``estimator`` (the base shared with the baselines),
 ``auto_setting`` (the setting read from the graph and the output scale), ``kernel_choice``
 (kernel weights chosen on held-out edges), ``update`` (new nodes without retraining) and
-``model_file`` (saved models). It may import the engine, the partitioned driver, the graphs,
+``model_file`` (saved models) with ``model_fields`` (the values a model file's arrays may
+hold, checked when it is read). It may import the engine, the partitioned driver, the graphs,
 the evaluation and the base modules; never the CLI.
 """
 

@@ -31,6 +31,7 @@ from kernelne.engine.trainer import keep_probabilities, negative_pool_size
 from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
+from kernelne.graphs.neighbours import neighbour_hashes
 from kernelne.model.auto_setting import OUTPUT_NORM, describe_setting, output_scale, scale_rows
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.restarts import count_walks, train_with_restarts
@@ -108,7 +109,8 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
         walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
         output_scale=scale, setting=setting, propagation=propagation,
         trained_embedding=None if propagation is None else A,
-        health=health, narrowed=narrowed, shell_checks=checks, beta_history=beta_history,
+        neighbour_hashes=neighbour_hashes(g), health=health, narrowed=narrowed,
+        shell_checks=checks, beta_history=beta_history,
         n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
         n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
         negative_pool=negative_pool_size(model.negative_pool, g.n_nodes), walks=walks,

@@ -26,8 +26,10 @@ class FitRecord:
 
     The first group (the rows, their ids, the kernels and weights, the walk counts and
     degrees, how the graph was read, the output factor, the setting, the spectral
-    propagation applied (None: none) and the rows as trained before it (None: not
-    propagated)) is what a model file keeps; the second describes one training run.
+    propagation applied (None: none), the rows as trained before it (None: not
+    propagated) and the fingerprints of the nodes' neighbour sets
+    (:func:`~kernelne.graphs.neighbours.neighbour_hashes`)) is what a model file keeps; the
+    second describes one training run.
     """
 
     embedding: np.ndarray
@@ -44,6 +46,7 @@ class FitRecord:
     setting: Any = NOT_SET
     propagation: Any = NOT_SET
     trained_embedding: Any = NOT_SET
+    neighbour_hashes: Any = NOT_SET
     # one training run
     health: Any = NOT_SET
     narrowed: Any = NOT_SET

@@ -245,6 +245,10 @@ class KernelNE(EmbeddingEstimator):
         Each node's occurrences in the walks: the negatives' unigram counts.
     degrees_ : ndarray
         Each node's degree in the fitted graph.
+    neighbour_hashes_ : ndarray of uint64
+        A fingerprint of each node's neighbour set in the fitted graph
+        (:func:`~kernelne.graphs.neighbours.neighbour_hashes`): :meth:`partial_fit` tells the
+        touched nodes by it.
     beta_choice_ : KernelChoice
         With ``beta_select="validation"``: the
         :class:`~kernelne.model.kernel_choice.KernelChoice` (every candidate's score).
@@ -505,8 +509,8 @@ class KernelNE(EmbeddingEstimator):
         y : object, optional
             Ignored (scikit-learn's signature).
         touched_rate : float, default 0.0
-            Learning rate factor in ``[0, 1]`` of the touched old nodes (those whose degree
-            changed); 0 keeps them frozen, above 0 they also get ``walks_per_node`` walks
+            Learning rate factor in ``[0, 1]`` of the touched old nodes (those whose
+            neighbours changed); 0 keeps them frozen, above 0 they also get ``walks_per_node`` walks
             each. Every other old row stays bit for bit what it was.
         new_walks_factor : int, default 2
             Walks from every new (and relearned) node, as a multiple of ``walks_per_node``
@@ -517,7 +521,8 @@ class KernelNE(EmbeddingEstimator):
         KernelNE
             The model itself, updated in place: ``embedding_``, ``context_embedding_``,
             ``nodes_`` (the new graph's order), ``walk_counts_``, ``degrees_``,
-            ``new_nodes_``, ``touched_nodes_`` and ``relearned_nodes_`` (user ids),
+            ``neighbour_hashes_``, ``new_nodes_``, ``touched_nodes_`` and
+            ``relearned_nodes_`` (user ids),
             ``removed_nodes_``, ``n_walks_``, ``n_pairs_``, ``loss_history_``,
             ``isolated_nodes_``, ``graph_summary_`` and ``fit_seconds_``.
 
@@ -528,6 +533,14 @@ class KernelNE(EmbeddingEstimator):
             setting that differs from the fitted rows' dimension, a matrix with fewer
             columns than the model has nodes, or a propagated model read from a file that
             holds no rows as trained.
+
+        Warns
+        -----
+        UserWarning
+            More than 80% of the nodes the graph shares with the model have other
+            neighbours than when it was fitted
+            (:data:`~kernelne.model.update.MAX_TOUCHED`): most likely another network with
+            the same node ids, which a refit learns and an update does not.
 
         Notes
         -----

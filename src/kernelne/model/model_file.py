@@ -8,14 +8,17 @@ kernel dictionary: "gauss" / "schoenberg" / "linear" and sigma / alpha, float64)
 ``beta`` (float32 kernel weights), ``kernel_scale`` (the robust fit's narrowing rho),
 ``beta_update`` (the fitted weight rule), ``walk_counts`` (int64: how often each node occurs
 in the training walks, the negatives' unigram counts), ``degrees`` (int64: each node's
-degree in the fitted graph, to tell which nodes a new graph touched) and ``directed`` (bool:
+degree in the fitted graph), ``neighbour_hashes`` (uint64: a fingerprint of each node's
+neighbour set, :mod:`kernelne.graphs.neighbours`; with the degrees, to tell which nodes a new
+graph touched; older files: the degrees alone) and ``directed`` (bool:
 how the fitted graph was read; an update must read its graph the same way. Files written
 before it was recorded fall back to a ``directed`` setting in ``params``, else accept either).
 
 A model file holds the first group of fields of a :class:`~kernelne.model.fitted.FitRecord`;
 they round-trip bit for bit. Writing is atomic (a temporary file renamed into place);
-reading checks the format and every shape, so a corrupt or foreign file is an
-:class:`~kernelne.errors.InputError` naming the file.
+reading checks the format, every shape and dtype and then every value
+(:mod:`kernelne.model.model_fields`), so a corrupt, edited or foreign file is an
+:class:`~kernelne.errors.InputError` naming the file (and the array at fault).
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kernelne.engine.kernels import Kernel
-from kernelne.engine.propagation import parse_propagation
 from kernelne.errors import InputError
 from kernelne.graphs.npz import is_short_text, member_headers
-from kernelne.model.fitted import NOT_SET, FitRecord, record_of, set_fitted
+from kernelne.model.fitted import NOT_SET, record_of, set_fitted
+from kernelne.model.model_fields import (
+    check_version,
+    corrupt,
+    fitted_record,
+    make_estimator,
+    read_params,
+)
 from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-model", 1
@@ -54,7 +63,7 @@ def _plain_param(value):
 MODEL_KEYS = ("format", "version", "embedding", "context_embedding", "nodes", "params",
               "kernel_kinds", "kernel_params", "beta", "kernel_scale", "beta_update",
               "walk_counts", "degrees", "output_scale", "setting", "directed", "propagation",
-              "trained_embedding")
+              "trained_embedding", "neighbour_hashes")
 
 
 def check_model_path(path: str | Path) -> None:
@@ -106,30 +115,13 @@ def save_model(model: Any, path: str | Path, then: Any = None) -> None:
                                          else str(record.propagation))
     if record.trained_embedding is not NOT_SET and record.trained_embedding is not None:
         arrays["trained_embedding"] = np.asarray(record.trained_embedding, dtype=np.float32)
+    if record.neighbour_hashes is not NOT_SET:
+        arrays["neighbour_hashes"] = np.asarray(record.neighbour_hashes, dtype=np.uint64)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
         if then is not None:
             then()
-
-
-def check_settings(model: Any, path: str | Path) -> None:
-    """The settings a model file gives ``model`` follow the rules of the parameter table
-    (:mod:`kernelne.model.params`, its bounds included) and the estimator's cross checks: a
-    file edited to ``walks_per_node=10**6`` is refused, not trained for hours. ``workers``
-    beyond the cores is kept, and trains on the cores there are
-    (:func:`kernelne.parallel.resolve_workers`), as for a fit.
-
-    Raises
-    ------
-    InputError
-        Naming ``path``, the setting and its bound."""
-    try:
-        model._check_params()
-    except InputError as exc:  # a ParamError: its problem, without a path of its own
-        raise InputError(f"bad setting in the model file: {exc.problem}", path) from None
-    except ValueError as exc:
-        raise InputError(f"bad setting in the model file: {exc}", path) from None
 
 
 #: arrays every model file holds (the others of :data:`MODEL_KEYS` came in later versions)
@@ -145,10 +137,6 @@ SCALAR_BYTES = 1 << 20
 ROW_KEYS = ("embedding", "context_embedding", "trained_embedding")
 
 
-def _corrupt(why: str, path: str | Path) -> InputError:
-    return InputError(f"corrupt model file ({why})", path)
-
-
 def check_scalars(headers: dict, path: str | Path) -> None:
     """Each one-value array of the model file (:data:`SCALAR_KEYS`) declares one value of at
     most :data:`SCALAR_BYTES` bytes (``headers`` as
@@ -157,8 +145,8 @@ def check_scalars(headers: dict, path: str | Path) -> None:
         if key in headers:
             shape, dtype = headers[key]
             if shape != () or dtype.itemsize > SCALAR_BYTES:
-                raise _corrupt(f"{key} must be a single value, found shape {shape} of {dtype}",
-                               path)
+                raise corrupt(f"{key} must be a single value, found shape {shape} of {dtype}",
+                              path)
 
 
 def check_declared(headers: dict, dim: int, path: str | Path) -> None:
@@ -173,29 +161,31 @@ def check_declared(headers: dict, dim: int, path: str | Path) -> None:
         Naming ``path``, the array and what is wrong with it."""
     for key in REQUIRED_KEYS:
         if key not in headers:
-            raise _corrupt(f"it has no array {key}", path)
+            raise corrupt(f"it has no array {key}", path)
     nodes = headers["nodes"][0]
     if len(nodes) != 1:
-        raise _corrupt(f"nodes must be a 1-D array, found shape {nodes}", path)
+        raise corrupt(f"nodes must be a 1-D array, found shape {nodes}", path)
     n = nodes[0]
     for key in ROW_KEYS:
         if key not in headers:
             continue
         shape, dtype = headers[key]
         if dtype != np.float32:
-            raise _corrupt(f"{key} holds {dtype} numbers; a model file holds float32 rows, as "
-                           "save_model writes them", path)
+            raise corrupt(f"{key} holds {dtype} numbers; a model file holds float32 rows, as "
+                          "save_model writes them", path)
         if shape != (n, dim):
-            raise _corrupt(f"{key} has shape {shape}, not {(n, dim)}: {n:,} nodes of dim {dim}",
-                           path)
-    for key in ("walk_counts", "degrees"):
-        if headers[key][0] != (n,):
-            raise _corrupt(f"{key} has shape {headers[key][0]}, not {(n,)}: one count per node",
-                           path)
+            raise corrupt(f"{key} has shape {shape}, not {(n, dim)}: {n:,} nodes of dim {dim}",
+                          path)
+    for key in ("walk_counts", "degrees", "neighbour_hashes"):
+        if key in headers and headers[key][0] != (n,):
+            raise corrupt(f"{key} has shape {headers[key][0]}, not {(n,)}: one per node", path)
+    if "neighbour_hashes" in headers and headers["neighbour_hashes"][1] != np.uint64:
+        raise corrupt(f"neighbour_hashes holds {headers['neighbour_hashes'][1]} numbers, not "
+                      "uint64", path)
     kinds, weights, params = (headers[k][0] for k in ("kernel_kinds", "beta", "kernel_params"))
     if not (len(kinds) == 1 and kinds[0] >= 1 and weights == params == kinds):
-        raise _corrupt(f"kernel_kinds, kernel_params and beta must list the same kernels, "
-                       f"found shapes {kinds}, {params} and {weights}", path)
+        raise corrupt(f"kernel_kinds, kernel_params and beta must list the same kernels, "
+                      f"found shapes {kinds}, {params} and {weights}", path)
 
 
 def load_model(path: str | Path, estimator: type) -> Any:
@@ -205,7 +195,9 @@ def load_model(path: str | Path, estimator: type) -> Any:
 
     Every array's header is checked before any array is read (its declared size against the
     bytes the file holds, its shape and dtype against the others' and the saved ``dim``):
-    a forged file is refused before numpy allocates what it declares."""
+    a forged file is refused before numpy allocates what it declares. Then every setting and
+    every value is checked (:func:`~kernelne.model.model_fields.fitted_record`): a value no
+    fit writes is refused, naming the array, before any training."""
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
         raise InputError("not a readable model file (not an .npz archive; save one with "
@@ -217,49 +209,15 @@ def load_model(path: str | Path, estimator: type) -> Any:
                 raise InputError("not a kernelne model file (save one with `kernelne embed "
                                  "... --model-out MODEL.npz`)", path)
             check_scalars(headers, path)
-            if int(z["version"]) != VERSION:
-                raise InputError(f"model file version {int(z['version'])} is not supported "
-                                 f"(this kernelne reads version {VERSION})", path)
-            params = json.loads(str(z["params"]))
+            check_version(headers, z, VERSION, path)
+            params = read_params(z, path)
             directed = params.pop("directed", None)  # older files: the only record, if any
-            model = estimator(**params)
-            check_settings(model, path)
+            model = make_estimator(estimator, params, path)
             check_declared(headers, int(model.dim), path)
             arrays = {k: z[k] for k in MODEL_KEYS if k in z.files}
-        if "directed" in arrays:
-            directed = bool(arrays["directed"])
-        # the propagation applied; older files: the saved parameter (never "auto" there)
-        propagation = parse_propagation(str(arrays["propagation"]) if "propagation" in arrays
-                                        else params.get("propagate", False))
-        kernels = [Kernel(str(kind), float(p)) for kind, p in
-                   zip(arrays["kernel_kinds"], arrays["kernel_params"], strict=True)]
     except InputError:
         raise
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"not a readable model file ({exc})", path) from None
-    A, B, nodes = arrays["embedding"], arrays["context_embedding"], arrays["nodes"]
-    n = len(nodes)  # the shapes and the rows' dtype are those check_declared accepted
-    trained = arrays.get("trained_embedding")
-    if trained is not None and propagation is None:
-        raise InputError("corrupt model file (it keeps rows as trained but records no "
-                         "propagation)", path)
-    if not (np.isfinite(A).all() and np.isfinite(B).all()
-            and (trained is None or np.isfinite(trained).all())):
-        raise InputError("corrupt model file (its embedding holds NaN or infinite values)",
-                         path)
-    if nodes.dtype.kind not in "iuU" or len(np.unique(nodes)) != n:
-        raise InputError("corrupt model file (node ids must be distinct integers or strings)",
-                         path)
-    set_fitted(model, FitRecord(
-        embedding=A, context_embedding=B,
-        nodes=nodes.astype(object) if nodes.dtype.kind == "U" else nodes,
-        kernels=kernels, beta=arrays["beta"], kernel_scale=float(arrays["kernel_scale"]),
-        beta_update=str(arrays["beta_update"]), walk_counts=arrays["walk_counts"],
-        degrees=arrays["degrees"], directed=None if directed is None else bool(directed),
-        # files of kernelne 0.2.0 and before: the rows as trained, the parameters as given
-        output_scale=float(arrays["output_scale"]) if "output_scale" in arrays else 1.0,
-        setting=(json.loads(str(arrays["setting"])) if "setting" in arrays
-                 else {"name": "given", "params": {}, "evidence": "an older model file"}),
-        propagation=propagation,
-        trained_embedding=trained if propagation is not None else None))
+    set_fitted(model, fitted_record(arrays, model, params, directed, path))
     return model
