@@ -45,7 +45,7 @@ def available_memory_bytes() -> int | None:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     figures.append(int(line.split()[1]) * 1024)
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
                          ("/sys/fs/cgroup/memory/memory.limit_in_bytes",

@@ -39,4 +39,5 @@ def test_running_out_of_memory_for_the_rows_is_one_line(tmp_path, capsys, monkey
                      capsys)
     assert code == 2 and err.strip() == ("kernelne: error: dim=4: not enough free memory for "
                                          "the rows (2 x 34 nodes x 4 float32 = 0.0 GiB): lower "
-                                         "--dim")
+                                         "--dim, or train with --partitions P (the rows on "
+                                         "disk)")

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from kernelne.errors import InputError
+from kernelne.memory import available_memory_bytes
 
 CHUNK_VALUES = 1 << 20  # float64 draws held at a time (8 MiB)
 LINE = 64  # bytes in a cache line
@@ -49,15 +50,12 @@ def _gib(n_bytes: float) -> str:
 
 
 def available_memory() -> tuple[int, str] | None:
-    """``(bytes, what)``: the memory the kernel reports available (``MemAvailable``), else the
-    machine's physical memory; None if neither can be read."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, "available"
-    except (OSError, ValueError, IndexError):
-        pass
+    """``(bytes, what)``: the memory this process may still take
+    (:func:`kernelne.memory.available_memory_bytes`: ``MemAvailable``, or a cgroup's cap),
+    else the machine's physical memory; None if neither can be read."""
+    free = available_memory_bytes()
+    if free is not None:
+        return free, "available"
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "in this machine"
     except (ValueError, OSError, AttributeError):
@@ -73,11 +71,13 @@ def check_row_memory(n: int, d: int, matrices: int = 2) -> None:
     if memory is not None and need > memory[0]:
         raise InputError(
             f"dim={d:,}: the rows need {matrices} x {n:,} nodes x {d:,} float32 = {_gib(need)}, "
-            f"more than the {_gib(memory[0])} of memory {memory[1]}: lower --dim")
+            f"more than the {_gib(memory[0])} of memory {memory[1]}: lower --dim, or train "
+            "with --partitions P (the rows on disk, P x P blocks; docs/DISTRIBUTED.md)")
 
 
 def out_of_memory(n: int, d: int, matrices: int = 2) -> InputError:
     """The error to raise when allocating the rows failed with a ``MemoryError``."""
     need = float(matrices) * n * d * 4
     return InputError(f"dim={d:,}: not enough free memory for the rows ({matrices} x {n:,} "
-                      f"nodes x {d:,} float32 = {_gib(need)}): lower --dim")
+                      f"nodes x {d:,} float32 = {_gib(need)}): lower --dim, or train with "
+                      "--partitions P (the rows on disk)")
