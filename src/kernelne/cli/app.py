@@ -119,7 +119,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.partitions < 2:
         raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
                          "(P >= 2)")
-    with rows_on_disk(model) as temporary, compiling_announced(not args.quiet and not bars):
+    with rows_on_disk(model) as temporary, compiling_announced(not args.quiet):
         if args.scheduler is not None:
             with dask_errors_unlogged(), dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
@@ -211,7 +211,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     check_ids_writable(args.output, model.nodes_)
     check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
-    model.partial_fit(graph, touched_rate=args.touched_rate)
+    with compiling_announced(not args.quiet):
+        model.partial_fit(graph, touched_rate=args.touched_rate)
     save_outputs(model, args.output, model.nodes_, args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
