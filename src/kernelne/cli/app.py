@@ -311,9 +311,11 @@ def _register_update(sub) -> None:
         "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
         "frozen; write the embedding of the whole graph.",
         example=["kernelne datasets --copy karate",
-                 "kernelne embed karate.edgelist -o karate.npy --model-out "
-                 "karate.model.npz --seed 0",
-                 "kernelne update karate.model.npz karate.edgelist -o karate2.npy"])
+                 "awk '$1 < 30 && $2 < 30' karate.edgelist > before.edgelist   "
+                 "# the edges among nodes 0-29",
+                 "kernelne embed before.edgelist -o before.npy --model-out before.model.npz "
+                 "--seed 0",
+                 "kernelne update before.model.npz karate.edgelist -o karate.npy"])
     update.add_argument("model", metavar="MODEL.npz",
                         help="model file written by `kernelne embed --model-out`")
     update.add_argument("input", metavar="GRAPH",
