@@ -88,3 +88,18 @@ def test_sdist_and_wheel_carry_what_the_readme_uses(pyproject):
         assert (ROOT / link).exists(), link
     data = pyproject["tool"]["setuptools"]["package-data"]["kernelne"]
     assert "data/*.gz" in data and "data/MANIFEST.json" in data
+
+
+def test_the_readme_names_every_extra_a_message_asks_for(pyproject):
+    """The wheel brings every command; what needs an extra (plotly for ``plot -o map.html``,
+    Dask) says so, and the README's install section names the same extras."""
+    extras = set(pyproject["project"]["optional-dependencies"])
+    asked = set()
+    for source in (ROOT / "src" / "kernelne").rglob("*.py"):
+        asked |= set(re.findall(r"pip install 'kernelne\[(\w+)\]'", source.read_text()))
+    assert {"plot", "dask"} <= asked <= extras
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme[readme.index("## Install"):readme.index("## Python")]
+    for extra in asked:
+        assert f"pip install 'kernelne[{extra}]'" in install, extra
+    assert "everything the commands need" not in readme

@@ -40,3 +40,26 @@ def test_readme_data_files_exist(data_dir, monkeypatch):
     assert {"cora.edges.gz", "cora.labels.gz", "facebook.edges.gz"} <= files
     for name in files:
         assert (packaged_data_dir() / name).is_file(), name
+
+
+#: calls in the guides' Python examples that read a file named by a string
+_READS = re.compile(r"\b(?:load_graph|read_labels|read_node_labels|load_model|load_embedding"
+                    r"|open)\(\s*[\"']([^\"']+)[\"']")
+
+
+def test_shipped_guides_python_examples_read_only_what_a_wheel_has():
+    """``kernelne docs`` prints docs/*.md from an installed wheel, where examples/ and the
+    checkout are absent: a Python example reads the packaged data (``load_dataset``) or a
+    file it wrote itself, never a path of the repository."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    assert any(p.name == "GUIDE.md" for p in pages)
+    bad = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for block in re.finditer(r"^```python\n(.*?)^```", text, re.M | re.S):
+            body = re.sub(r"#.*", "", block.group(1))  # the comments name the user's files
+            for read in _READS.finditer(body):
+                name = read.group(1)
+                if body.find(f'"{name}"') == read.start(1) - 1:  # not written before
+                    bad.append(f"{page.name}: {read.group(0)}")
+    assert bad == []

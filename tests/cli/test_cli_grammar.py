@@ -9,6 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kernelne.cli.app import build_parser, main
@@ -49,9 +50,12 @@ def test_help_ends_with_a_runnable_example(path, capsys):
     text = capsys.readouterr().out.rstrip()
     example = text[text.rindex("\nexample:\n") + len("\nexample:\n"):]
     lines = [line.strip() for line in example.splitlines()]
-    assert lines and all(line.startswith("kernelne ") for line in lines)
+    assert lines and lines[-1].startswith("kernelne ")
     data = "/data"
-    for line in lines:  # every example line is a command line the parser accepts
+    for line in lines:  # every kernelne line is a command line the parser accepts; any
+        if not line.startswith("kernelne "):  # other writes a file the next lines read
+            assert re.fullmatch(r"awk '[^']+' \S+ > \S+(\s+#.*)?", line), line
+            continue
         argv = shlex.split(line.replace("$(kernelne datasets --path)", data))[1:]
         build_parser().parse_args(argv)
     assert " ".join(path) in " ".join(lines)
@@ -160,3 +164,23 @@ def test_generate_positional_prefix_still_works_and_warns(tmp_path, capsys):
     assert (tmp_path / "new.labels").is_file() and "deprecated" not in capsys.readouterr().err
     assert main(["generate", "60", "200", "3", "0.3"]) == 2
     assert "-o/--output PREFIX" in capsys.readouterr().err
+
+
+def test_the_update_example_grows_the_graph(tmp_path, monkeypatch, capsys):
+    """``kernelne update --help``'s example, line by line in an empty folder (as
+    .ci/help_examples.py runs it): the model is fitted on part of karate and updated with the
+    whole club, so the update embeds new nodes."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KERNELNE_DATA", raising=False)
+    example = _subparser(("update",)).epilog.split("example:\n", 1)[1]
+    for line in (line.strip() for line in example.splitlines()):
+        if line.startswith("kernelne "):
+            assert main(shlex.split(line, comments=True)[1:]) == 0, line
+        else:
+            subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True)
+    summary = capsys.readouterr().out
+    new = int(re.search(r"nodes +([\d,]+) new", summary).group(1))
+    assert new >= 4  # nodes 30-33 at least
+    assert np.load(tmp_path / "karate.npy").shape[0] == 34

@@ -39,7 +39,7 @@ def test_classify_counts_its_splits_on_a_terminal(karate_files, capsys, monkeypa
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert classify(emb, labels) == 0
     shown = capsys.readouterr()
-    assert "classification (top-k)" in shown.err and "/4 [" in shown.err  # 4 splits
+    assert "classification (top-k and non-oracle)" in shown.err and "/4 [" in shown.err  # 4 splits
     table = [line for line in quiet.out.splitlines() if "micro_f1" in line]
     assert table and table == [line for line in shown.out.splitlines() if "micro_f1" in line]
     assert classify(emb, labels, "--no-progress") == 0

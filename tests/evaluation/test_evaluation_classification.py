@@ -240,3 +240,39 @@ def test_select_C_reads_training_nodes_only():
     fixed = LogisticRegression(C=C, solver="liblinear")
     assert score_split(X, scrambled, 0.5, 0, 0, clf, "top-k", SELECT_CS) == \
         score_split(X, scrambled, 0.5, 0, 0, fixed, "top-k")
+
+
+def test_select_C_says_what_it_fits_and_fits_once_for_both_rules(tmp_path, capsys, write,
+                                                                 monkeypatch):
+    """``--select-C`` starts with one stderr line saying what it fits; the two rules of
+    ``--rule both`` share the cross-validation fits (15 per split, plus one per C chosen)
+    instead of repeating them, and score as each rule alone does."""
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from kernelne.evaluation.classification import SELECT_CS
+
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 3, 90)
+    X = np.eye(3)[groups] * 0.3 + 0.2 * rng.normal(size=(90, 3))
+    emb = tmp_path / "e.txt"
+    save_embedding(emb, X.astype(np.float32), np.arange(90))
+    labels = write("l.labels", "".join(f"{v} {g}\n" for v, g in enumerate(groups)))
+    fits = []
+    real_fit = OneVsRestClassifier.fit
+    monkeypatch.setattr(OneVsRestClassifier, "fit",
+                        lambda self, *a, **k: fits.append(1) or real_fit(self, *a, **k))
+    out = tmp_path / "r.json"
+    assert main(["evaluate", "classify", str(emb), str(labels), "--ratios", "50%",
+                 "--repeats", "2", "--jobs", "1", "--select-C", "-o", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["kernelne: choosing C among 0.01, 0.1, 1, 10, 100 by 3-fold "
+                   "cross-validation on each split's training nodes: 2 splits x 5 C x 3 folds "
+                   "= 30 classifier fits, scored by top-k and non-oracle alike, then each "
+                   "split's fit with its C"]
+    assert 2 * 15 + 2 <= len(fits) <= 2 * 15 + 2 * 2  # was 2 rules x 2 splits x 16
+    rows = json.loads(out.read_text())
+    for rule in ("top-k", "non-oracle"):
+        alone = evaluate_node_classification(emb, labels, ratios=[0.5], repeats=2, n_jobs=1,
+                                             rule=rule, select_C=SELECT_CS)
+        assert [r["mean"] for r in rows if (rule == "top-k") == ("top-k" in r["method"])] == \
+            [row.mean for row in alone.rows]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,22 @@ def test_bad_html_requests_fail_in_one_line(embedding, tmp_path, capsys):
     other.write_text("x1 a\nx2 b\n")
     assert main(["plot", str(emb), "--labels", str(other), "-o", str(tmp_path / "m.html")]) == 2
     assert not (tmp_path / "m.html").exists()
+
+
+def test_without_plotly_the_html_map_names_the_extra(embedding, tmp_path, capsys,
+                                                     monkeypatch):
+    """plotly is the ``plot`` extra, not a dependency: the page's one error line names the
+    output and the install command, and nothing is written."""
+    monkeypatch.setitem(sys.modules, "plotly", None)  # import plotly: ImportError
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
+    emb, _ = embedding
+    out = tmp_path / "map.html"
+    assert main(["plot", str(emb), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kernelne: error: {out}: an .html map needs plotly")
+    assert "pip install 'kernelne[plot]'" in err and err.count("\n") == 1
+    assert not out.exists()
+    assert main(["plot", str(emb), "-o", str(tmp_path / "map.png")]) == 0  # images: no extra
 
 
 @pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),

@@ -201,3 +201,30 @@ def test_header_on_a_csv_of_integer_edges_is_still_refused(write):
     """``--header`` never turns a first edge into column names."""
     with pytest.raises(InputError, match="is an edge of integer ids"):
         load_graph(write("i.csv", "0,1\n1,2\n2,0\n"), header=True)
+
+
+def test_one_node_order_for_every_source_of_the_same_rows(tmp_path, write):
+    """String ids: first appearance reading the edges row by row, source before target, for
+    an edge list (the pyarrow reader and the line-by-line one), a CSV or Parquet table, a
+    DataFrame and a pyarrow Table; igraph and networkx graphs built from the same rows keep
+    their own order, which is the same."""
+    import networkx as nx
+
+    from kernelne.graphs.graph import _read_lines
+
+    rows = [("c", "a"), ("b", "c"), ("d", "a"), ("a", "e"), ("f", "b")]
+    want = ["c", "a", "b", "d", "e", "f"]  # sources then targets would give c b d a f e
+    frame = pd.DataFrame(rows, columns=["source", "target"])
+    text = write("g.txt", "".join(f"{u} {v}\n" for u, v in rows))
+    csv = write("g.csv", "source,target\n" + "".join(f"{u},{v}\n" for u, v in rows))
+    pq.write_table(pa.Table.from_pandas(frame), tmp_path / "g.parquet")
+    sources = {"edge list": text, "csv": csv, "parquet": tmp_path / "g.parquet",
+               "DataFrame": frame, "Table": pa.Table.from_pandas(frame),
+               "igraph": ig.Graph.TupleList(rows), "networkx": nx.Graph(rows)}
+    for name, source in sources.items():
+        assert load_graph(source).nodes.tolist() == want, name
+    assert _read_lines(text, None)[1].tolist() == want  # the reader of damaged files
+    g = load_graph(frame)
+    assert [tuple(g.nodes[e]) for e in g.edges()][:2] == [("c", "a"), ("c", "b")]
+    integers = pd.DataFrame({"source": [5, 2], "target": [1, 9]})
+    assert load_graph(integers).nodes.tolist() == [1, 2, 5, 9]  # integers: numeric order

@@ -80,7 +80,7 @@ def test_gzip_is_read_transparently(write):
 
 def test_string_ids_in_order_of_first_appearance(write):
     g = read_edgelist(write("g.txt", "paris london\nberlin paris\nrome Zoë\n"))
-    assert g.nodes.tolist() == ["paris", "berlin", "rome", "london", "Zoë"]
+    assert g.nodes.tolist() == ["paris", "london", "berlin", "rome", "Zoë"]  # row by row
     assert g.index_of("Zoë") == 4
     assert set(g.neighbors(g.index_of("paris"))) == {g.index_of("london"), g.index_of("berlin")}
     with pytest.raises(KeyError):

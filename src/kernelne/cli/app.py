@@ -120,7 +120,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.partitions < 2:
         raise InputError("--scheduler trains a partitioned KernelNE fit: add --partitions P "
                          "(P >= 2)")
-    with rows_on_disk(model) as temporary, compiling_announced(not args.quiet and not bars):
+    with rows_on_disk(model) as temporary, compiling_announced(not args.quiet):
         if args.scheduler is not None:
             with dask_errors_unlogged(), dask_client(args.scheduler) as client:
                 model.fit(graph, client=client)
@@ -215,7 +215,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     check_ids_writable(args.output, model.nodes_)
     check_ids_writable(args.output, graph.nodes)
     report_graph(graph)
-    model.partial_fit(graph, touched_rate=args.touched_rate)
+    with compiling_announced(not args.quiet):
+        model.partial_fit(graph, touched_rate=args.touched_rate)
     save_outputs(model, args.output, model.nodes_, args.model_out)
     if not args.quiet:
         seconds = time.perf_counter() - start
@@ -319,9 +320,11 @@ def _register_update(sub) -> None:
         "nodes plus new nodes and edges) and learn rows for the new nodes only, the old rows "
         "frozen; write the embedding of the whole graph.",
         example=["kernelne datasets --copy karate",
-                 "kernelne embed karate.edgelist -o karate.npy --model-out "
-                 "karate.model.npz --seed 0",
-                 "kernelne update karate.model.npz karate.edgelist -o karate2.npy"])
+                 "awk '$1 < 30 && $2 < 30' karate.edgelist > before.edgelist   "
+                 "# the edges among nodes 0-29",
+                 "kernelne embed before.edgelist -o before.npy --model-out before.model.npz "
+                 "--seed 0",
+                 "kernelne update before.model.npz karate.edgelist -o karate.npy"])
     update.add_argument("model", metavar="MODEL.npz",
                         help="model file written by `kernelne embed --model-out`")
     update.add_argument("input", metavar="GRAPH",

@@ -58,7 +58,7 @@ def run_demo(args: argparse.Namespace) -> int:
     args.seed = seed
     start = time.perf_counter()
     bars = progress_shown(args)
-    with compiling_announced(not bars):
+    with compiling_announced(True):
         model = model_from_args(args, verbose=bars).fit(graph)
     print(describe_fit(model, graph, time.perf_counter() - start))
     scores = separation_scores(model.embedding_, groups, seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,10 +82,21 @@ def check_training_sizes(ratios: Sequence[float], Y, given: bool = True) -> None
                    else f"; give --ratios of at least {lowest}"))
 
 
+def announce_select_C(splits: int, rules: list[str]) -> None:
+    """The line ``--select-C`` starts with on stderr: what it fits, and how many."""
+    grid = ", ".join(f"{c:g}" for c in SELECT_CS)
+    fits = splits * len(SELECT_CS) * 3
+    shared = f", scored by {' and '.join(rules)} alike" if len(rules) > 1 else ""
+    print(f"kernelne: choosing C among {grid} by 3-fold cross-validation on each split's "
+          f"training nodes: {splits:,} splits x {len(SELECT_CS)} C x 3 folds = {fits:,} "
+          f"classifier fits{shared}, then each split's fit with its C", file=sys.stderr,
+          flush=True)
+
+
 def cmd_classify(args: argparse.Namespace) -> int:
     from kernelne.evaluation.classification import (
         default_classifier,
-        evaluate_node_classification,
+        evaluate_node_classification_rules,
         read_node_labels,
     )
 
@@ -96,16 +108,18 @@ def cmd_classify(args: argparse.Namespace) -> int:
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.name or stem(args.embedding)
     suffix = ", C chosen on training nodes" if args.select_C else ""
+    if args.select_C:
+        announce_select_C(len(ratios) * args.repeats, rules)
+    parts = evaluate_node_classification_rules(
+        args.embedding, Y, label_nodes, rules=rules, ratios=ratios, repeats=args.repeats,
+        seed=args.seed, classifier=default_classifier(args.C), n_jobs=args.jobs,
+        method={rule: f"{method} [{RULE_NAMES[rule]}{suffix}]" for rule in rules},
+        dataset=args.dataset or stem(args.labels),
+        select_C=SELECT_CS if args.select_C else None, missing=args.missing,
+        progress=progress_shown(args),
+    )
     table = None
-    for rule in rules:
-        part = evaluate_node_classification(
-            args.embedding, Y, label_nodes, ratios=ratios, repeats=args.repeats, seed=args.seed,
-            classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
-            method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
-            dataset=args.dataset or stem(args.labels),
-            select_C=SELECT_CS if args.select_C else None, missing=args.missing,
-            progress=progress_shown(args),
-        )
+    for part in parts.values():
         table = part if table is None else table + part
     emit(table, args)
     if len(part.skipped):
@@ -219,7 +233,8 @@ def _register_classify(tasks) -> None:
     classify.add_argument("--select-C", action="store_true",
                           help="choose C per split among "
                           f"{', '.join(f'{c:g}' for c in SELECT_CS)} by 3-fold "
-                          "cross-validation on that split's training nodes only")
+                          "cross-validation on that split's training nodes only "
+                          "(15 more fits per split: about 15x the time)")
     classify.add_argument("--missing", choices=["error", "skip"], default="error",
                           help="labelled nodes the embedding lacks (e.g. isolated nodes): "
                           "error (name them and stop) or skip (leave them out, "

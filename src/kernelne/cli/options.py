@@ -278,14 +278,11 @@ def expected_kept_share(graph, subsample: float) -> float:
 @contextlib.contextmanager
 def compiling_announced(shown: bool) -> Iterator[None]:
     """With ``shown``, the enclosed block announces numba's first-run compilation on stderr
-    (:func:`kernelne.engine.compiling.watch_compiling`): a fit without progress bars does
-    not announce it itself."""
-    if not shown:
-        yield
-        return
+    (:func:`kernelne.engine.compiling.watch_compiling`), bars or not; without, it keeps the
+    library's own announcement (``--quiet``) silent."""
     from kernelne.engine.compiling import watch_compiling
 
-    with watch_compiling(announce=True):
+    with watch_compiling(announce=shown):
         yield
 
 

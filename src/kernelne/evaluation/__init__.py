@@ -18,6 +18,7 @@ _WHERE = {
     "default_classifier": "classification", "default_edge_classifier": "linkpred",
     "edge_features": "linkpred", "embedding_rows": "embeddings",
     "evaluate_link_prediction": "linkpred", "evaluate_node_classification": "classification",
+    "evaluate_node_classification_rules": "classification",
     "make_link_split": "splits", "read_node_labels": "classification",
     "sample_non_edges": "splits", "split_indices": "classification",
     "top_k_predictions": "classification",
@@ -26,7 +27,8 @@ _WHERE = {
 __all__ = [
     "OPERATORS", "PAPER_RATIOS", "LinkSplit", "ResultRow", "ResultTable", "as_embedding",
     "default_classifier", "default_edge_classifier", "edge_features", "embedding_rows",
-    "evaluate_link_prediction", "evaluate_node_classification", "make_link_split",
+    "evaluate_link_prediction", "evaluate_node_classification",
+    "evaluate_node_classification_rules", "make_link_split",
     "read_node_labels", "sample_non_edges", "split_indices", "top_k_predictions",
 ]
 
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from kernelne.evaluation.classification import (
         default_classifier,
         evaluate_node_classification,
+        evaluate_node_classification_rules,
         read_node_labels,
         split_indices,
         top_k_predictions,

@@ -287,8 +287,9 @@ def write_map_html(embedding: Any, labels: Any = None, path: str | Path = "map.h
     try:
         import plotly.graph_objects as go
     except ImportError:
-        raise InputError("an .html map needs the plotly package (pip install plotly, or "
-                         "pip install 'kernelne[plot]')") from None
+        raise InputError("an .html map needs plotly, an extra that kernelne does not install "
+                         "by default: pip install 'kernelne[plot]' (an image, .png, .pdf or "
+                         ".svg, needs nothing more)", path) from None
     from kernelne.outputs import atomic_path
 
     points = _Map(embedding, labels, method, sample, seed, notes, progress)

@@ -4,8 +4,11 @@
 Nothing here imports pandas, pyarrow, igraph or torch to recognise an object: a pandas
 DataFrame is recognised only when pandas is already imported (the object came from it), and
 an ``edge_index`` is turned into numpy through its own ``.cpu()``/``.numpy()`` methods or
-``__array__``. Node ids are kept as given: integer ids sort numerically (as in an edge list),
-other ids are numbered in order of first appearance (sources, then targets).
+``__array__``. Node ids are kept as given, in the order of every edge table and edge list:
+integer ids sort numerically, other ids are numbered in order of first appearance reading
+the edges row by row, source before target
+(:func:`~kernelne.graphs.edgelist_fast.by_row_order`). An igraph graph keeps its vertex
+order, an ``edge_index`` its ``0..num_nodes-1``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kernelne.errors import InputError
-from kernelne.graphs.edgelist_fast import dense_int_ids
+from kernelne.graphs.edgelist_fast import by_row_order, dense_int_ids
 
 #: column names read as an edge's source, target and weight (compared without case)
 SOURCE_NAMES = ("source", "src", "from", "u")
@@ -191,8 +194,9 @@ def _from_table(columns: Any, directed: bool, unweighted: bool, kind: str) -> Ed
             raise InputError(f"weight column {w_name!r} is not numeric ({weights.dtype}): "
                              "name the id columns 'source' and 'target', or pass two columns")
         weights = weights.astype(np.float64)
-    dense, nodes = dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)]))
     m = len(heads)
+    dense, nodes = by_row_order(
+        *dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)])), m)
     return EdgeArrays(dense[:m], dense[m:], weights, len(nodes), nodes, directed)
 
 

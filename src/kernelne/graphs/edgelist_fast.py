@@ -155,7 +155,7 @@ def _maybe_noncanonical(body: bytes, chunk: int = 1 << 24) -> bool:
 def map_arrow_ids(heads, tails) -> tuple[np.ndarray, np.ndarray]:
     """Dense ids of the ``heads`` then ``tails`` tokens, and the node ids, by the id rule:
     integers (in numeric order) if every token is a canonical int64 decimal, else strings (in
-    order of first appearance)."""
+    order of first appearance, row by row: :func:`by_row_order`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -169,7 +169,25 @@ def map_arrow_ids(heads, tails) -> tuple[np.ndarray, np.ndarray]:
             return dense_int_ids(ints)
     encoded = tokens.combine_chunks().dictionary_encode()
     nodes = np.array(encoded.dictionary.to_pylist(), dtype=object)
-    return encoded.indices.to_numpy().astype(np.int64), nodes
+    return by_row_order(encoded.indices.to_numpy().astype(np.int64), nodes, len(heads))
+
+
+def by_row_order(dense: np.ndarray, nodes: np.ndarray,
+                 m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Non-integer node ids renumbered in order of first appearance reading the edges row by
+    row, source before target (the order networkx and igraph give a graph built from the
+    same rows). ``dense``: the ids of the ``m`` sources then the ``m`` targets, numbered
+    ``0..len(nodes)-1`` in any order; integer ``nodes`` (numeric order) are returned as
+    they are."""
+    if nodes.dtype != object or m == 0:
+        return dense, nodes
+    rows = np.empty(2 * m, dtype=np.int64)
+    rows[0::2], rows[1::2] = dense[:m], dense[m:]
+    _, first = np.unique(rows, return_index=True)  # every node appears: one per node
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(nodes), dtype=np.int64)
+    rank[order] = np.arange(len(nodes))
+    return rank[dense], nodes[order]
 
 
 def dense_int_ids(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
 from kernelne.graphs.ecosystem import EdgeArrays, from_ecosystem, names_columns, read_parquet
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
+    by_row_order,
     dense_int_ids,
     parse_fast,
     read_bytes,
@@ -287,7 +288,7 @@ def _read_lines(path: Path, skip: int | None, data: bytes | None = None):
             weights.append(w)
     if not heads:
         raise InputError("no edges found (empty graph)", path)
-    dense, nodes = map_ids(heads + tails)
+    dense, nodes = by_row_order(*map_ids(heads + tails), len(heads))
     return dense, nodes, len(heads), (np.array(weights) if n_fields == 3 else None)
 
 
@@ -423,7 +424,11 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     Edge lists are ``source target [weight]`` per line (space, tab or comma separated; ``#``
     and ``%`` comments; string or integer ids; gzip read transparently). Undirected by
     default: edges are symmetrised, self-loops and duplicate edges are dropped and counted.
-    Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids.
+    Node ids are mapped to dense ids ``0..n-1``; ``Graph.nodes`` keeps the user's ids, in
+    one order for every edge list and edge table (file, DataFrame, pyarrow Table): integer
+    ids in numeric order, other ids in order of first appearance reading the edges row by
+    row, source before target. A networkx graph keeps the order of ``G.nodes``, an igraph
+    graph its vertex order, an ``edge_index`` or a matrix ``0..n-1``.
 
     Parameters
     ----------

@@ -47,7 +47,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
     corpus = WalkCorpus(
         g, model.walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
     )
-    with numba_threads(model.workers), watch_compiling(model.verbose) as compiled:
+    with numba_threads(model.workers), watch_compiling(False) as compiled:
         counts, stored = count_walks(corpus, g.n_nodes, model.keep_walks, model.verbose)
         negatives = alias_table(counts.astype(np.float64) ** 0.75)
         keep = (keep_probabilities(counts, float(model.subsample))

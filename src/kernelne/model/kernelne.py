@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelne.engine.compiling import announce_first_compile
 from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
@@ -92,7 +93,10 @@ class KernelNE(EmbeddingEstimator):
     chunk_walks : int, default 8192
         Walks generated and trained per chunk (at most 1,000,000).
     verbose : bool, default False
-        Show a progress bar.
+        Show a progress bar. Either way, the first fit of a process that has numba compile
+        its loops (no disk cache yet) says so in one line on stderr,
+        ``kernelne: compiling (first run only)...``;
+        ``kernelne.engine.compiling.ANNOUNCE = False`` silences it.
     beta_update : {"projected", "simplex"}, default "projected"
         The step on MKernelNE's kernel weights: ``"projected"`` is the paper's, with the
         weights kept >= 0; ``"simplex"`` keeps the weights on the simplex with an
@@ -474,6 +478,10 @@ class KernelNE(EmbeddingEstimator):
         >>> model.embedding_.shape, model.nodes_[:3].tolist()
         ((34, 8), [0, 1, 2])
         """
+        with announce_first_compile():  # numba's first-run compilation, said once
+            return self._fit(graph, y, monitor, client)
+
+    def _fit(self, graph: Any, y: Any, monitor: Callable | None, client: Any) -> KernelNE:
         self._check_params()
         kernels = self.kernel_dictionary()
         g = self._fit_graph(graph)
@@ -568,7 +576,8 @@ class KernelNE(EmbeddingEstimator):
                 raise ValueError(f"X has {m} features, but {type(self).__name__} is expecting "
                                  f"{self.n_features_in_} features as input (or more: the "
                                  "square adjacency matrix of the grown graph)")
-        partial_fit(self, graph, touched_rate, new_walks_factor)
+        with announce_first_compile():
+            partial_fit(self, graph, touched_rate, new_walks_factor)
         self.__dict__.pop("_row_signatures", None)  # the fitted matrix's rows are gone
         return self
 
