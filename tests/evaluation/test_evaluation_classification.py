@@ -114,7 +114,8 @@ def test_unlabelled_nodes_are_left_out():
 def test_missing_nodes_are_named():
     X = np.zeros((10, 2))
     Y = np.eye(2, dtype=bool)[np.arange(12) % 2]
-    with pytest.raises(InputError, match=r"2 node\(s\) missing from the embedding: 10, 11"):
+    with pytest.raises(InputError, match=r"^the label matrix names 2 node\(s\) the embedding lacks "
+                       r"\(10, 11\); the embedding's ids are 0\.\.9$"):
         evaluate_node_classification(X, Y, ratios=[0.5], **FAST)
 
 
@@ -173,7 +174,7 @@ def test_cli_classify(planted, tmp_path, capsys, write):
     extra = write("extra.labels", "0 0\n1 1\n999 0\n1000 1\n")
     assert main(["evaluate", "classify", str(emb), str(extra), "--repeats", "1",
                  "--ratios", "50%"]) == 2
-    assert "missing from the embedding: 999, 1000" in capsys.readouterr().err
+    assert "names 2 node(s) the embedding " in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["evaluate", "classify", str(emb), str(labels), "--ratios", "150%"])
 
@@ -188,7 +189,7 @@ def test_cli_classify_missing_skip(planted, tmp_path, capsys, write):
     extra = write("extra.labels", known + "999 0\n1000 1\n")
     args = ["--ratios", "50%", "--repeats", "2", "--jobs", "1", "--rule", "top-k"]
     assert main(["evaluate", "classify", str(emb), str(extra), *args]) == 2
-    assert "2 node(s) missing from the embedding" in capsys.readouterr().err
+    assert "lacks (999, 1000); the embedding's ids are 0..199" in capsys.readouterr().err
     skip = tmp_path / "skip.json"
     assert main(["evaluate", "classify", str(emb), str(extra), *args, "--missing", "skip",
                  "-o", str(skip), "--dataset", "pp"]) == 0
@@ -240,3 +241,59 @@ def test_select_C_reads_training_nodes_only():
     fixed = LogisticRegression(C=C, solver="liblinear")
     assert score_split(X, scrambled, 0.5, 0, 0, clf, "top-k", SELECT_CS) == \
         score_split(X, scrambled, 0.5, 0, 0, fixed, "top-k")
+
+
+@pytest.fixture
+def identity_npy(tmp_path):
+    """An .npy embedding of 34 nodes with ids 0..33 (written without an ids file)."""
+    path = tmp_path / "m.npy"
+    save_embedding(path, np.random.default_rng(0).normal(size=(34, 4)))
+    assert not (tmp_path / "m.nodes.txt").exists()
+    return path
+
+
+def _classify_error(capsys, *args: str) -> str:
+    code = main(["evaluate", "classify", *map(str, args), "--ratios", "0.5", "--repeats", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    return err[0]
+
+
+def test_labels_for_unknown_nodes_are_named_not_a_missing_ids_file(identity_npy, tmp_path,
+                                                                    capsys):
+    labels = tmp_path / "k.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(34)) + "900 0\n901 1\n902 0\n")
+    err = _classify_error(capsys, identity_npy, labels)
+    assert err == (f"kernelne: error: labels file {labels} names 3 node(s) the embedding "
+                   f"{identity_npy} lacks (900, 901, 902); the embedding's ids are 0..33 (an "
+                   ".npy without a m.nodes.txt beside it)")
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_skip_with_no_labelled_node_in_the_embedding_says_nothing_to_classify(
+        identity_npy, tmp_path, capsys, count):
+    labels = tmp_path / "unk.labels"
+    labels.write_text("".join(f"{5000 + i} {'ab'[i % 2]}\n" for i in range(count)))
+    for embedding in (identity_npy, (np.ones((34, 4)), np.arange(34))):
+        if isinstance(embedding, tuple):
+            with pytest.raises(InputError, match=f"^nothing to classify: none of the {count} "
+                               "labelled nodes of labels file .* is in the embedding, whose "
+                               r"ids are 0\.\.33$"):
+                evaluate_node_classification(embedding, labels, ratios=[0.5], repeats=1,
+                                             missing="skip")
+            continue
+        err = _classify_error(capsys, identity_npy, labels, "--missing", "skip")
+        assert err.startswith(f"kernelne: error: nothing to classify: none of the {count} "
+                              f"labelled nodes of labels file {labels} is in the embedding "
+                              f"{identity_npy}, whose ids are 0..33")
+
+
+def test_string_labels_against_integer_ids_name_the_mismatch(identity_npy, tmp_path, capsys):
+    labels = tmp_path / "kstr.labels"
+    labels.write_text("".join(f"n{i} {i % 2}\n" for i in range(34)))
+    for missing in ("error", "skip"):
+        err = _classify_error(capsys, identity_npy, labels, "--missing", missing)
+        assert err.startswith(f"kernelne: error: labels file {labels} names its nodes by "
+                              f"strings ('n0', 'n1', 'n2', ...) but the ids of the embedding "
+                              f"{identity_npy} are 0..33")
+        assert err.endswith("none of its 34 nodes is in the embedding")

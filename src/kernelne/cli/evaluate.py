@@ -82,16 +82,19 @@ def check_training_sizes(ratios: Sequence[float], Y, given: bool = True) -> None
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
+    import numpy as np
+    import scipy.sparse as sp
+
     from kernelne.evaluation.classification import (
         default_classifier,
         evaluate_node_classification,
-        read_node_labels,
+        labelled_rows,
     )
 
     check_output(args)
     ratios = [r for group in args.ratios for r in group] if args.ratios else PAPER_RATIOS
-    label_nodes, Y = read_node_labels(args.labels)
-    check_training_sizes(ratios, Y, given=bool(args.ratios))
+    X, Y, skipped = labelled_rows(args.embedding, args.labels, missing=args.missing)
+    check_training_sizes(ratios, sp.csr_matrix(Y), given=bool(args.ratios))
     start = time.perf_counter()
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.name or stem(args.embedding)
@@ -99,19 +102,18 @@ def cmd_classify(args: argparse.Namespace) -> int:
     table = None
     for rule in rules:
         part = evaluate_node_classification(
-            args.embedding, Y, label_nodes, ratios=ratios, repeats=args.repeats, seed=args.seed,
+            (X, np.arange(len(X))), Y, ratios=ratios, repeats=args.repeats, seed=args.seed,
             classifier=default_classifier(args.C), rule=rule, n_jobs=args.jobs,
             method=f"{method} [{RULE_NAMES[rule]}{suffix}]",
             dataset=args.dataset or stem(args.labels),
-            select_C=SELECT_CS if args.select_C else None, missing=args.missing,
-            progress=progress_shown(args),
+            select_C=SELECT_CS if args.select_C else None, progress=progress_shown(args),
         )
         table = part if table is None else table + part
     emit(table, args)
-    if len(part.skipped):
-        shown = ", ".join(str(x) for x in part.skipped[:10])
-        more = f" and {len(part.skipped) - 10} more" if len(part.skipped) > 10 else ""
-        print(f"skipped {len(part.skipped)} labelled node(s) the embedding lacks "
+    if len(skipped):
+        shown = ", ".join(str(x) for x in skipped[:10])
+        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        print(f"skipped {len(skipped)} labelled node(s) the embedding lacks "
               f"(--missing skip): {shown}{more}")
     if "top-k" in rules:
         print("rule: top-k gives each test node as many labels as it truly has (an oracle, "
