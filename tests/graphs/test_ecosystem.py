@@ -201,3 +201,23 @@ def test_header_on_a_csv_of_integer_edges_is_still_refused(write):
     """``--header`` never turns a first edge into column names."""
     with pytest.raises(InputError, match="is an edge of integer ids"):
         load_graph(write("i.csv", "0,1\n1,2\n2,0\n"), header=True)
+
+
+def test_ids_one_and_text_one_are_refused_not_made_two_nodes():
+    """1 and '1' would be written alike to every embedding and model file, whose readers then
+    find one id twice: each source refuses them in one line naming both."""
+    import networkx as nx
+
+    clash = r"node ids 1 \(int\) and '1' \(str\) are two nodes written alike"
+    with pytest.raises(InputError, match=f"^DataFrame: {clash}"):
+        load_graph(pd.DataFrame({"source": [1, "1", 2, 3], "target": [2, 3, 3, 1]}))
+    with pytest.raises(InputError, match=f"^Table: {clash}"):
+        load_graph(pa.table({"source": [1, 2], "target": ["1", "x"]}))
+    named = ig.Graph(n=3, edges=[(0, 1), (1, 2)])
+    named.vs["name"] = [1, "1", 2]
+    with pytest.raises(InputError, match=f"^igraph graph: vertex names: {clash}"):
+        load_graph(named)
+    with pytest.raises(InputError, match=f"^networkx graph: {clash}"):
+        load_graph(nx.Graph([(1, "1"), ("1", 2)]))
+    mixed = load_graph(pd.DataFrame({"source": [1, "a"], "target": ["b", 2]}))
+    assert mixed.nodes.tolist() == [1, "a", "b", 2]  # ints and strings written apart: kept

@@ -5,7 +5,8 @@ Nothing here imports pandas, pyarrow, igraph or torch to recognise an object: a 
 DataFrame is recognised only when pandas is already imported (the object came from it), and
 an ``edge_index`` is turned into numpy through its own ``.cpu()``/``.numpy()`` methods or
 ``__array__``. Node ids are kept as given: integer ids sort numerically (as in an edge list),
-other ids are numbered in order of first appearance (sources, then targets).
+other ids are numbered in order of first appearance (sources, then targets). Two ids written
+alike (``1`` and ``'1'``) are refused: the embedding files hold ids as text.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def _from_table(columns: Any, directed: bool, unweighted: bool, kind: str) -> Ed
             raise InputError(f"weight column {w_name!r} is not numeric ({weights.dtype}): "
                              "name the id columns 'source' and 'target', or pass two columns")
         weights = weights.astype(np.float64)
-    dense, nodes = dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)]))
+    dense, nodes = dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)]),
+                             kind)
     m = len(heads)
     return EdgeArrays(dense[:m], dense[m:], weights, len(nodes), nodes, directed)
 
@@ -210,9 +212,10 @@ def _ids(values: np.ndarray, column: Any) -> np.ndarray:
     return values.astype(object)
 
 
-def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_ids(ids: np.ndarray, where: str = "graph") -> tuple[np.ndarray, np.ndarray]:
     """``(dense ids, node ids)`` of a sequence of node ids: integers in numeric order, any
-    other ids (or a mixture) in order of first appearance."""
+    other ids in order of first appearance; two ids written alike (``1`` and ``'1'``) are
+    refused, naming ``where``."""
     if ids.dtype.kind in "iu":
         return dense_int_ids(ids.astype(np.int64))
     if all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
@@ -224,9 +227,36 @@ def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                             len(ids))
     except TypeError as exc:
         raise InputError(f"node ids must be hashable ({exc})") from None
+    check_id_texts(index, where)
     nodes = np.empty(len(index), dtype=object)
     nodes[:] = list(index)
     return dense, nodes
+
+
+def check_id_texts(nodes: Any, where: str) -> None:
+    """Refuse two distinct node ids written alike (``1`` and ``'1'``): embedding and model
+    files hold ids as text or as one array type, so their readers would find one id twice.
+
+    Parameters
+    ----------
+    nodes : sequence
+        Distinct node ids (of any hashable type).
+    where : str
+        What holds them, named in the error (``"DataFrame"``, ``"igraph graph"``).
+
+    Raises
+    ------
+    InputError
+        Naming the first two ids with one text form.
+    """
+    seen: dict[str, Any] = {}
+    for x in nodes:
+        other = seen.setdefault(str(x), x)
+        if other is not x:
+            raise InputError(
+                f"{where}: node ids {other!r} ({type(other).__name__}) and {x!r} "
+                f"({type(x).__name__}) are two nodes written alike, which the embedding files "
+                "cannot tell apart: give every id one type (all integers or all strings)")
 
 
 def _plain(x: Any) -> Any:
@@ -253,6 +283,7 @@ def _from_igraph(g: Any, unweighted: bool) -> EdgeArrays:
         if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in names):
             nodes = np.array(names, dtype=np.int64)
         else:
+            check_id_texts(names, "igraph graph: vertex names")
             nodes = np.empty(n, dtype=object)
             nodes[:] = names
     else:

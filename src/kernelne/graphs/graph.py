@@ -35,7 +35,13 @@ from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
     Graph,
     weights_out_of_float32,
 )
-from kernelne.graphs.ecosystem import EdgeArrays, from_ecosystem, names_columns, read_parquet
+from kernelne.graphs.ecosystem import (
+    EdgeArrays,
+    check_id_texts,
+    from_ecosystem,
+    names_columns,
+    read_parquet,
+)
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
     dense_int_ids,
@@ -346,6 +352,7 @@ def from_networkx(nx_graph: Any, weight: str | None = "weight") -> Graph:
     if all(isinstance(v, (int, np.integer)) for v in nodes):
         ids = np.array(nodes, dtype=np.int64)
     else:
+        check_id_texts(nodes, "networkx graph")
         ids = np.empty(len(nodes), dtype=object)
         ids[:] = nodes
     return Graph.from_edges(
