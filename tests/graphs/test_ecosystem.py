@@ -107,6 +107,65 @@ def test_a_square_dataframe_of_many_columns_stays_an_adjacency_matrix():
     assert load_graph(adj.to_numpy()).n_edges == 10
 
 
+def test_load_graph_reads_a_square_unnamed_dataframe_as_fit_does():
+    """load_graph read the frame fit takes as an adjacency matrix as nothing ('cannot make a
+    graph from a DataFrame'): both read it as the same matrix."""
+    from kernelne.model.estimator import is_matrix_input
+
+    frame = pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0], "c": [1.0, 1.0, 2.0, 1.0],
+                          "d": [10, 11, 12, 13]})
+    assert is_matrix_input(frame)  # what fit reads as an adjacency matrix
+    g = load_graph(frame)
+    assert (g.adjacency() != load_graph(frame.to_numpy()).adjacency()).nnz == 0
+
+
+def test_dataframes_that_are_no_edge_table_name_the_columns_they_need():
+    from kernelne import KernelNE
+
+    needs = "name its columns 'source' and 'target' (and 'weight'), or give two or three"
+    one = pd.DataFrame({"source": [0, 1, 2]})
+    wide = pd.DataFrame({"a": [0, 1, 2, 3, 4], "b": [1, 2, 3, 0, 1], "c": [1.0] * 5,
+                         "d": [10, 11, 12, 13, 14]})
+    for frame, lead in ((one, "an edge DataFrame needs a source and a target column, found "
+                              "1 column(s) ('source'): "),
+                        (wide, "a DataFrame of 4 columns ('a', 'b', 'c', 'd') names no "
+                               "source and target column: ")):
+        for read in (load_graph, KernelNE(workers=1).fit):
+            with pytest.raises(InputError) as err:
+                read(frame)
+            assert str(err.value).startswith(lead + needs), str(err.value)
+
+
+def test_a_repeated_column_is_named_not_a_pandas_error():
+    twice = pd.DataFrame([[0, 1, 2], [1, 2, 3]], columns=["source", "target", "target"])
+    with pytest.raises(InputError, match="^column 'target' appears 2 times in the DataFrame"):
+        load_graph(twice)
+    table = pa.table([[0, 1], [1, 2], [2, 3]], names=["source", "target", "target"])
+    with pytest.raises(InputError, match="^column 'target' appears 2 times in the Table"):
+        load_graph(table)
+
+
+def test_edge_index_num_nodes_ids_and_a_raising_property():
+    ei = np.array([[0, 1, 2], [1, 2, 3]])
+    with pytest.raises(InputError, match=r"^num_nodes must be an integer, got 4\.7$"):
+        load_graph(FakeData(ei, num_nodes=4.7))
+    assert load_graph(FakeData(ei, num_nodes=np.int64(6))).n_nodes == 6
+    huge = np.array([[0, 2**63], [1, 2]], dtype=np.uint64)
+    with pytest.raises(InputError, match="^edge_index holds node index 9223372036854775808, "
+                       "beyond the int64 range"):
+        load_graph(FakeData(huge))
+
+    class Failing:
+        @property
+        def edge_index(self):
+            raise RuntimeError("CUDA error")
+
+    with pytest.raises(InputError, match="^reading the edge_index of the Failing failed: "
+                       "RuntimeError: CUDA error$") as err:
+        load_graph(Failing())
+    assert isinstance(err.value.__cause__, RuntimeError)
+
+
 def test_arrow_table(karate):
     e = karate.edges()
     table = pa.table({"source": e[:, 0], "target": e[:, 1]})

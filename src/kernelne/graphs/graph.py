@@ -39,6 +39,7 @@ from kernelne.graphs.ecosystem import (
     EdgeArrays,
     check_id_texts,
     from_ecosystem,
+    is_adjacency_dataframe,
     names_columns,
     read_parquet,
 )
@@ -438,7 +439,8 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         A Graph (returned as is), a networkx graph (node ids kept, its ``weight`` attribute
         read), an ``igraph.Graph`` (ids from ``vs["name"]`` if set, weights from
         ``es["weight"]``), a pandas DataFrame or pyarrow Table of edges (columns ``source``,
-        ``target`` [``weight``] by name, else the first two [three]), any object with an
+        ``target`` [``weight``] by name, else the first two [three]; a square DataFrame of
+        four or more columns without those names is an adjacency matrix), any object with an
         ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
         numpy through its own methods; ``edge_weight`` and ``num_nodes`` read if present),
         a square scipy sparse or dense adjacency matrix, or a path to an edge list (``.gz``
@@ -487,6 +489,8 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         return from_networkx(source)
     if sp.issparse(source) or isinstance(source, np.ndarray):
         return from_scipy(source, directed=directed)
+    if is_adjacency_dataframe(source):  # as KernelNE.fit reads it
+        return from_scipy(source.to_numpy(), directed=directed)
     if isinstance(source, (str, Path)):
         check_not_url(source, "the graph")
         path = Path(source)
