@@ -297,3 +297,26 @@ def test_string_labels_against_integer_ids_name_the_mismatch(identity_npy, tmp_p
                               f"strings ('n0', 'n1', 'n2', ...) but the ids of the embedding "
                               f"{identity_npy} are 0..33")
         assert err.endswith("none of its 34 nodes is in the embedding")
+
+
+def test_an_embedding_file_with_nan_is_named_with_the_entry(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    vectors = np.random.default_rng(0).normal(size=(34, 4))
+    vectors[3, 2] = np.nan
+    path = tmp_path / "o8.parquet"
+    columns = {"node": pa.array(np.arange(34))}
+    columns.update({f"dim_{j}": pa.array(vectors[:, j]) for j in range(4)})
+    pq.write_table(pa.table(columns), path)
+    labels = tmp_path / "k.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(34)))
+    expected = (f"kernelne: error: {path}: the embedding has 1 NaN or infinite entry (nan at "
+                "node 3, row 3, column 2)")
+    assert _classify_error(capsys, path, labels) == expected
+    assert main(["plot", str(path), "--labels", str(labels), "-o", str(tmp_path / "o.png")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [expected]
+    assert not (tmp_path / "o.png").exists()
+    vectors[5, 0] = np.inf
+    with pytest.raises(InputError, match=r"^the embedding has 2 NaN or infinite entries \(the "
+                       r"first: nan at node 3, row 3, column 2\)$"):
+        evaluate_node_classification(vectors, labels, ratios=[0.5], repeats=1)

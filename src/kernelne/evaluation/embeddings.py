@@ -50,8 +50,15 @@ def as_embedding(source: Any) -> tuple[np.ndarray, np.ndarray]:
     nodes = np.arange(len(vectors)) if nodes is None else np.asarray(nodes)
     if len(nodes) != len(vectors):
         raise InputError(f"{len(nodes)} node ids for {len(vectors)} vectors")
-    if not np.all(np.isfinite(vectors)):
-        raise InputError("the embedding has NaN or infinite entries")
+    finite = np.isfinite(vectors)
+    if not finite.all():
+        bad = int(finite.size - np.count_nonzero(finite))
+        row, column = np.argwhere(~finite)[0]
+        raise InputError(
+            f"the embedding has {bad:,} NaN or infinite "
+            + ("entry (" if bad == 1 else "entries (the first: ")
+            + f"{vectors[row, column]} at node {nodes[row]}, row {row}, column {column})",
+            source if isinstance(source, (str, Path)) else None)
     return vectors, nodes
 
 
