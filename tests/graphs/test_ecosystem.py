@@ -107,16 +107,27 @@ def test_a_square_dataframe_of_many_columns_stays_an_adjacency_matrix():
     assert load_graph(adj.to_numpy()).n_edges == 10
 
 
-def test_load_graph_reads_a_square_unnamed_dataframe_as_fit_does():
-    """load_graph read the frame fit takes as an adjacency matrix as nothing ('cannot make a
-    graph from a DataFrame'): both read it as the same matrix."""
+def test_load_graph_and_fit_read_a_dataframe_alike():
+    """A square float frame (scikit-learn's pairwise input; never an edge table, float ids
+    being refused) is the same adjacency matrix to load_graph and fit; a 4 x 4 frame of
+    edges (integer columns) was an adjacency matrix to fit and nothing to load_graph: both
+    refuse it, naming the columns an edge table needs."""
+    from kernelne import KernelNE
     from kernelne.model.estimator import is_matrix_input
 
-    frame = pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0], "c": [1.0, 1.0, 2.0, 1.0],
+    adjacency = pd.DataFrame(np.ones((4, 4)) - np.eye(4), columns=list("abcd"))
+    assert is_matrix_input(adjacency)  # what fit reads as an adjacency matrix
+    g = load_graph(adjacency)
+    same = load_graph(adjacency.to_numpy())
+    assert g.n_edges == 6 and (g.adjacency() != same.adjacency()).nnz == 0
+    edges = pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0], "c": [1.0, 1.0, 2.0, 1.0],
                           "d": [10, 11, 12, 13]})
-    assert is_matrix_input(frame)  # what fit reads as an adjacency matrix
-    g = load_graph(frame)
-    assert (g.adjacency() != load_graph(frame.to_numpy()).adjacency()).nnz == 0
+    assert not is_matrix_input(edges)
+    for read in (load_graph, KernelNE(workers=1).fit):
+        with pytest.raises(InputError, match=r"^a DataFrame of 4 columns \('a', 'b', 'c', 'd'\) "
+                           r"names no source and target column: .* \(an adjacency matrix: pass "
+                           r"df\.to_numpy\(\)\)$"):
+            read(edges)
 
 
 def test_dataframes_that_are_no_edge_table_name_the_columns_they_need():

@@ -55,15 +55,17 @@ def is_dataframe(obj: Any) -> bool:
 
 def is_adjacency_dataframe(obj: Any) -> bool:
     """Whether ``obj`` is a pandas DataFrame read as an adjacency matrix: square, of four or
-    more columns, none named as a source or a target (the frames scikit-learn's checks give
-    an estimator of ``pairwise`` input)."""
+    more columns, none named as a source or a target, every column of floats (which no edge
+    table can be: float ids are refused). scikit-learn's checks give an estimator of
+    ``pairwise`` input such frames."""
     return (is_dataframe(obj) and obj.shape[1] >= 4 and obj.shape[0] == obj.shape[1]
-            and _named_columns(list(obj.columns)) is None)
+            and _named_columns(list(obj.columns)) is None
+            and all(getattr(t, "kind", "") == "f" for t in obj.dtypes))
 
 
 def is_edge_dataframe(obj: Any) -> bool:
     """Whether ``obj`` is a pandas DataFrame read as an edge table: every DataFrame but a
-    square one of four or more columns without source and target names
+    square float one of four or more columns without source and target names
     (:func:`is_adjacency_dataframe`). One that is neither an edge table of two or three
     columns nor named is refused by :func:`from_ecosystem`, naming the columns it needs."""
     return is_dataframe(obj) and not is_adjacency_dataframe(obj)
@@ -210,8 +212,7 @@ def _table_columns(names: list, kind: str) -> tuple[Any, Any, Any]:
                          f"{len(names)} column(s){f' ({listed})' if names else ''}: {needs}")
     if len(names) > 3 and kind == "DataFrame":
         raise InputError(f"a DataFrame of {len(names)} columns ({listed}) names no source and "
-                         f"target column: {needs} (a square DataFrame of 4 or more columns "
-                         "is read as an adjacency matrix)")
+                         f"target column: {needs} (an adjacency matrix: pass df.to_numpy())")
     return names[0], names[1], (names[2] if len(names) >= 3 else None)
 
 

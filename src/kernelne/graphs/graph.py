@@ -440,8 +440,8 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         read), an ``igraph.Graph`` (ids from ``vs["name"]`` if set, weights from
         ``es["weight"]``), a pandas DataFrame or pyarrow Table of edges (columns ``source``,
         ``target`` [``weight``] by name, else the first two [three]; a square DataFrame of
-        four or more columns without those names is an adjacency matrix), any object with an
-        ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
+        four or more float columns without those names is an adjacency matrix), any object
+        with an ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
         numpy through its own methods; ``edge_weight`` and ``num_nodes`` read if present),
         a square scipy sparse or dense adjacency matrix, or a path to an edge list (``.gz``
         allowed; node count from a ``MANIFEST.json`` beside it), to a Parquet edge table
