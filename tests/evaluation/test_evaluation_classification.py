@@ -320,3 +320,14 @@ def test_an_embedding_file_with_nan_is_named_with_the_entry(tmp_path, capsys):
     with pytest.raises(InputError, match=r"^the embedding has 2 NaN or infinite entries \(the "
                        r"first: nan at node 3, row 3, column 2\)$"):
         evaluate_node_classification(vectors, labels, ratios=[0.5], repeats=1)
+
+
+def test_skip_refuses_to_drop_most_labelled_nodes_of_an_npy_without_ids(identity_npy, tmp_path):
+    """An .npy without its ids file has ids 0..n-1: labels mostly outside them suggest the
+    ids file was left behind, so --missing skip does not quietly score the few inside."""
+    labels = tmp_path / "l.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in [*range(10), *range(100, 130)]))
+    with pytest.raises(InputError, match=r"names 30 node\(s\) the embedding .* lacks \(100, "
+                       r".*: more than half, so they are not skipped"):
+        evaluate_node_classification(identity_npy, labels, ratios=[0.5], repeats=1,
+                                     missing="skip")
