@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 
 def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     out = tmp_path / "emb.txt"
@@ -44,3 +47,24 @@ def test_concurrent_writers_leave_one_whole_file(tmp_path):
 
 def _env():
     return {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+
+
+def test_numpys_short_write_reads_as_a_full_disk(tmp_path):
+    """numpy reports a short write (a full disk, a quota) as 'N requested and M written',
+    without errno: the error line says what it means."""
+    from kernelne.errors import InputError
+    from kernelne.outputs import atomic_path
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "wb", buffering=0) as full:
+        with pytest.raises(OSError) as raised:
+            np.zeros(662).tofile(full)  # none of the 662 values written
+    assert raised.value.errno is None and "requested and" in str(raised.value)
+    target = tmp_path / "B2.v1.npy"
+    with pytest.raises(InputError) as err:
+        with atomic_path(target):
+            raise raised.value
+    assert str(err.value) == (f"cannot write {target}: No space left on device (only 0 of "
+                              "662 values written)")
+    assert list(tmp_path.iterdir()) == []

@@ -157,6 +157,35 @@ FIT_ERRORS: tuple[type[BaseException], ...] = (TrainingError, ValueError, Memory
                                                ArithmeticError)
 
 
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
+def write_failure(exc: BaseException) -> str:
+    """Why a write failed, for a ``cannot write FILE: REASON`` line: the system's reason
+    (``No space left on device``, ``Permission denied``), or for numpy's short write
+    (``5312 requested and 5088 written``: the disk or the quota full) that reason in words.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the write raised (an ``OSError`` as a rule).
+
+    Returns
+    -------
+    str
+        The reason, on one line.
+    """
+    strerror = getattr(exc, "strerror", None)
+    if strerror:
+        return strerror
+    text = " ".join(str(exc).split())
+    short = _SHORT_WRITE.fullmatch(text)
+    if short:
+        return (f"No space left on device (only {int(short[2]):,} of {int(short[1]):,} values "
+                "written)")
+    return text or type(exc).__name__
+
+
 def failure_reason(exc: BaseException) -> str:
     """One line saying why a fit (or its scoring) failed, for a log or a table: the
     exception's message on one line (its type if it has none)."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernelne.errors import InputError, quote
+from kernelne.errors import InputError, quote, write_failure
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -169,7 +169,7 @@ def atomic_path(path: str | Path):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
                                    suffix=".tmp")
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {path}: {write_failure(exc)}") from None
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -178,7 +178,7 @@ def atomic_path(path: str | Path):
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {path}: {write_failure(exc)}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -114,7 +114,8 @@ def test_unlabelled_nodes_are_left_out():
 def test_missing_nodes_are_named():
     X = np.zeros((10, 2))
     Y = np.eye(2, dtype=bool)[np.arange(12) % 2]
-    with pytest.raises(InputError, match=r"2 node\(s\) missing from the embedding: 10, 11"):
+    with pytest.raises(InputError, match=r"^the label matrix names 2 node\(s\) the embedding lacks "
+                       r"\(10, 11\); the embedding's ids are 0\.\.9$"):
         evaluate_node_classification(X, Y, ratios=[0.5], **FAST)
 
 
@@ -173,7 +174,7 @@ def test_cli_classify(planted, tmp_path, capsys, write):
     extra = write("extra.labels", "0 0\n1 1\n999 0\n1000 1\n")
     assert main(["evaluate", "classify", str(emb), str(extra), "--repeats", "1",
                  "--ratios", "50%"]) == 2
-    assert "missing from the embedding: 999, 1000" in capsys.readouterr().err
+    assert "names 2 node(s) the embedding " in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["evaluate", "classify", str(emb), str(labels), "--ratios", "150%"])
 
@@ -188,7 +189,7 @@ def test_cli_classify_missing_skip(planted, tmp_path, capsys, write):
     extra = write("extra.labels", known + "999 0\n1000 1\n")
     args = ["--ratios", "50%", "--repeats", "2", "--jobs", "1", "--rule", "top-k"]
     assert main(["evaluate", "classify", str(emb), str(extra), *args]) == 2
-    assert "2 node(s) missing from the embedding" in capsys.readouterr().err
+    assert "lacks (999, 1000); the embedding's ids are 0..199" in capsys.readouterr().err
     skip = tmp_path / "skip.json"
     assert main(["evaluate", "classify", str(emb), str(extra), *args, "--missing", "skip",
                  "-o", str(skip), "--dataset", "pp"]) == 0
@@ -276,3 +277,93 @@ def test_select_C_says_what_it_fits_and_fits_once_for_both_rules(tmp_path, capsy
                                              rule=rule, select_C=SELECT_CS)
         assert [r["mean"] for r in rows if (rule == "top-k") == ("top-k" in r["method"])] == \
             [row.mean for row in alone.rows]
+
+
+@pytest.fixture
+def identity_npy(tmp_path):
+    """An .npy embedding of 34 nodes with ids 0..33 (written without an ids file)."""
+    path = tmp_path / "m.npy"
+    save_embedding(path, np.random.default_rng(0).normal(size=(34, 4)))
+    assert not (tmp_path / "m.nodes.txt").exists()
+    return path
+
+
+def _classify_error(capsys, *args: str) -> str:
+    code = main(["evaluate", "classify", *map(str, args), "--ratios", "0.5", "--repeats", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    return err[0]
+
+
+def test_labels_for_unknown_nodes_are_named_not_a_missing_ids_file(identity_npy, tmp_path,
+                                                                    capsys):
+    labels = tmp_path / "k.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(34)) + "900 0\n901 1\n902 0\n")
+    err = _classify_error(capsys, identity_npy, labels)
+    assert err == (f"kernelne: error: labels file {labels} names 3 node(s) the embedding "
+                   f"{identity_npy} lacks (900, 901, 902); the embedding's ids are 0..33 (an "
+                   ".npy without a m.nodes.txt beside it)")
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_skip_with_no_labelled_node_in_the_embedding_says_nothing_to_classify(
+        identity_npy, tmp_path, capsys, count):
+    labels = tmp_path / "unk.labels"
+    labels.write_text("".join(f"{5000 + i} {'ab'[i % 2]}\n" for i in range(count)))
+    for embedding in (identity_npy, (np.ones((34, 4)), np.arange(34))):
+        if isinstance(embedding, tuple):
+            with pytest.raises(InputError, match=f"^nothing to classify: none of the {count} "
+                               "labelled nodes of labels file .* is in the embedding, whose "
+                               r"ids are 0\.\.33$"):
+                evaluate_node_classification(embedding, labels, ratios=[0.5], repeats=1,
+                                             missing="skip")
+            continue
+        err = _classify_error(capsys, identity_npy, labels, "--missing", "skip")
+        assert err.startswith(f"kernelne: error: nothing to classify: none of the {count} "
+                              f"labelled nodes of labels file {labels} is in the embedding "
+                              f"{identity_npy}, whose ids are 0..33")
+
+
+def test_string_labels_against_integer_ids_name_the_mismatch(identity_npy, tmp_path, capsys):
+    labels = tmp_path / "kstr.labels"
+    labels.write_text("".join(f"n{i} {i % 2}\n" for i in range(34)))
+    for missing in ("error", "skip"):
+        err = _classify_error(capsys, identity_npy, labels, "--missing", missing)
+        assert err.startswith(f"kernelne: error: labels file {labels} names its nodes by "
+                              f"strings ('n0', 'n1', 'n2', ...) but the ids of the embedding "
+                              f"{identity_npy} are 0..33")
+        assert err.endswith("none of its 34 nodes is in the embedding")
+
+
+def test_an_embedding_file_with_nan_is_named_with_the_entry(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    vectors = np.random.default_rng(0).normal(size=(34, 4))
+    vectors[3, 2] = np.nan
+    path = tmp_path / "o8.parquet"
+    columns = {"node": pa.array(np.arange(34))}
+    columns.update({f"dim_{j}": pa.array(vectors[:, j]) for j in range(4)})
+    pq.write_table(pa.table(columns), path)
+    labels = tmp_path / "k.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in range(34)))
+    expected = (f"kernelne: error: {path}: the embedding has 1 NaN or infinite entry (nan at "
+                "node 3, row 3, column 2)")
+    assert _classify_error(capsys, path, labels) == expected
+    assert main(["plot", str(path), "--labels", str(labels), "-o", str(tmp_path / "o.png")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [expected]
+    assert not (tmp_path / "o.png").exists()
+    vectors[5, 0] = np.inf
+    with pytest.raises(InputError, match=r"^the embedding has 2 NaN or infinite entries \(the "
+                       r"first: nan at node 3, row 3, column 2\)$"):
+        evaluate_node_classification(vectors, labels, ratios=[0.5], repeats=1)
+
+
+def test_skip_refuses_to_drop_most_labelled_nodes_of_an_npy_without_ids(identity_npy, tmp_path):
+    """An .npy without its ids file has ids 0..n-1: labels mostly outside them suggest the
+    ids file was left behind, so --missing skip does not quietly score the few inside."""
+    labels = tmp_path / "l.labels"
+    labels.write_text("".join(f"{i} {i % 2}\n" for i in [*range(10), *range(100, 130)]))
+    with pytest.raises(InputError, match=r"names 30 node\(s\) the embedding .* lacks \(100, "
+                       r".*: more than half, so they are not skipped"):
+        evaluate_node_classification(identity_npy, labels, ratios=[0.5], repeats=1,
+                                     missing="skip")

@@ -228,7 +228,8 @@ def test_random_vectors_score_near_chance(data_dir):
 def test_missing_nodes_are_named(planted):
     split = make_link_split(planted, 0.5, seed=0)
     vectors = np.zeros((planted.n_nodes - 2, 4))
-    with pytest.raises(InputError, match=r"2 node\(s\) missing from the embedding: 318, 319"):
+    with pytest.raises(InputError, match=r"^the split names 2 node\(s\) the embedding lacks "
+                       r"\(318, 319\); the embedding's ids are 0\.\.317: learn"):
         evaluate_link_prediction((vectors, planted.nodes[:-2]), split)
 
 
@@ -279,3 +280,21 @@ def test_evaluate_with_selection_gives_one_named_result(planted):
                                      select=True)
     assert len(table) == 2 and all(r.setting.startswith("select:") for r in table)
     assert ",C=" in table.rows[0].setting
+
+
+def test_split_nodes_the_embedding_lacks_are_named(tmp_path, capsys):
+    edges = tmp_path / "grown.txt"
+    grown = nx.karate_club_graph()
+    grown.add_edges_from([(33, 34), (34, 35)])
+    edges.write_text("".join(f"{u} {v}\n" for u, v in grown.edges()))
+    assert main(["split", str(edges), "--out-dir", str(tmp_path / "spl"), "--seed", "0",
+                 "--test-fraction", "0.3"]) == 0
+    embedding = tmp_path / "m.npy"
+    save_embedding(embedding, np.random.default_rng(0).normal(size=(34, 4)))  # ids 0..33
+    capsys.readouterr()
+    assert main(["evaluate", "linkpred", str(embedding), str(tmp_path / "spl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"kernelne: error: the split of {edges} names 2 node(s) the embedding "
+                   f"{embedding} lacks (34, 35); the embedding's ids are 0..33 (an .npy "
+                   "without a m.nodes.txt beside it): learn the embedding on the split's "
+                   "residual.edgelist"]

@@ -138,3 +138,59 @@ def test_source_tree_does_not_point_into_shared():
         text = path.read_text(encoding="utf-8")
         for needle in ("shared/datasets", "shared/tools", '"shared"'):
             assert needle not in text, f"{path.name} mentions {needle}"
+
+
+def _datasets_error(capsys, *args: str) -> str:
+    capsys.readouterr()
+    assert main(["datasets", *map(str, args)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_copy_writes_both_files_or_neither(no_env, tmp_path, capsys):
+    out = tmp_path / "out"
+    (out / "karate.labels").mkdir(parents=True)  # the second target is a folder
+    assert _datasets_error(capsys, "--copy", "karate", "--out-dir", out) == (
+        f"kernelne: error: cannot write {out / 'karate.labels'}: it is a folder")
+    assert sorted(p.name for p in out.iterdir()) == ["karate.labels"]  # no edgelist either
+    data = tmp_path / "data"
+    data.mkdir()
+    with gzip.open(data / "tiny.edges.gz", "wt") as fh:
+        fh.write("0 1\n1 2\n")
+    (data / "tiny.labels.gz").write_bytes(b"\x1f\x8b not gzip")  # fails once opened
+    (data / "MANIFEST.json").write_text(json.dumps({"tiny": {"nodes": 3, "edges": 2}}))
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    err = _datasets_error(capsys, "--data-dir", data, "--copy", "tiny", "--out-dir", fresh)
+    assert err.startswith(f"kernelne: error: cannot copy {data / 'tiny.labels.gz'} to "
+                          f"{fresh / 'tiny.labels'}: ")
+    assert list(fresh.iterdir()) == []
+
+
+def test_an_empty_copy_name_is_an_unknown_dataset_not_the_listing(no_env, capsys):
+    assert "unknown dataset '' (have: " in _datasets_error(capsys, "--copy", "")
+
+
+@pytest.mark.parametrize(("manifest", "problem"), [
+    ({"../escaped": {"nodes": 3, "edges": 2}},
+     "network name '../escaped' is not a plain file name"),
+    ({"a/b": {"nodes": 3, "edges": 2}}, "network name 'a/b' is not a plain file name"),
+    ({"ghost": {"edges": 2}}, "network 'ghost': 'nodes' must be a non-negative integer, "
+                              "found nothing"),
+    ({"ghost": {"nodes": -1, "edges": 2}}, "network 'ghost': 'nodes' must be a non-negative "
+                                           "integer, found -1"),
+    ([1, 2], "expected a JSON object of networks (name: entry), found [1, 2]"),
+    ({"ghost": 3}, "network 'ghost': expected an object, found 3"),
+])
+def test_a_bad_manifest_is_one_line_naming_it(tmp_path, capsys, manifest, problem):
+    (tmp_path / "MANIFEST.json").write_text(json.dumps(manifest))
+    with gzip.open(tmp_path.parent / "escaped.edges.gz", "wt") as fh:
+        fh.write("0 1\n1 2\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    for args in (["--data-dir", tmp_path], ["--data-dir", tmp_path, "--path", "ghost"],
+                 ["--data-dir", tmp_path, "--copy", "../escaped", "--out-dir", out]):
+        assert _datasets_error(capsys, *args).startswith(
+            f"kernelne: error: {tmp_path / 'MANIFEST.json'}: {problem}")
+    assert list(out.iterdir()) == [] and not (tmp_path.parent / "escaped.edgelist").exists()

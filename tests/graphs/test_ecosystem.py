@@ -107,6 +107,76 @@ def test_a_square_dataframe_of_many_columns_stays_an_adjacency_matrix():
     assert load_graph(adj.to_numpy()).n_edges == 10
 
 
+def test_load_graph_and_fit_read_a_dataframe_alike():
+    """A square float frame (scikit-learn's pairwise input; never an edge table, float ids
+    being refused) is the same adjacency matrix to load_graph and fit; a 4 x 4 frame of
+    edges (integer columns) was an adjacency matrix to fit and nothing to load_graph: both
+    refuse it, naming the columns an edge table needs."""
+    from kernelne import KernelNE
+    from kernelne.model.estimator import is_matrix_input
+
+    adjacency = pd.DataFrame(np.ones((4, 4)) - np.eye(4), columns=list("abcd"))
+    assert is_matrix_input(adjacency)  # what fit reads as an adjacency matrix
+    g = load_graph(adjacency)
+    same = load_graph(adjacency.to_numpy())
+    assert g.n_edges == 6 and (g.adjacency() != same.adjacency()).nnz == 0
+    edges = pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0], "c": [1.0, 1.0, 2.0, 1.0],
+                          "d": [10, 11, 12, 13]})
+    assert not is_matrix_input(edges)
+    for read in (load_graph, KernelNE(workers=1).fit):
+        with pytest.raises(InputError, match=r"^a DataFrame of 4 columns \('a', 'b', 'c', 'd'\) "
+                           r"names no source and target column: .* \(an adjacency matrix: pass "
+                           r"df\.to_numpy\(\)\)$"):
+            read(edges)
+
+
+def test_dataframes_that_are_no_edge_table_name_the_columns_they_need():
+    from kernelne import KernelNE
+
+    needs = "name its columns 'source' and 'target' (and 'weight'), or give two or three"
+    one = pd.DataFrame({"source": [0, 1, 2]})
+    wide = pd.DataFrame({"a": [0, 1, 2, 3, 4], "b": [1, 2, 3, 0, 1], "c": [1.0] * 5,
+                         "d": [10, 11, 12, 13, 14]})
+    for frame, lead in ((one, "an edge DataFrame needs a source and a target column, found "
+                              "1 column(s) ('source'): "),
+                        (wide, "a DataFrame of 4 columns ('a', 'b', 'c', 'd') names no "
+                               "source and target column: ")):
+        for read in (load_graph, KernelNE(workers=1).fit):
+            with pytest.raises(InputError) as err:
+                read(frame)
+            assert str(err.value).startswith(lead + needs), str(err.value)
+
+
+def test_a_repeated_column_is_named_not_a_pandas_error():
+    twice = pd.DataFrame([[0, 1, 2], [1, 2, 3]], columns=["source", "target", "target"])
+    with pytest.raises(InputError, match="^column 'target' appears 2 times in the DataFrame"):
+        load_graph(twice)
+    table = pa.table([[0, 1], [1, 2], [2, 3]], names=["source", "target", "target"])
+    with pytest.raises(InputError, match="^column 'target' appears 2 times in the Table"):
+        load_graph(table)
+
+
+def test_edge_index_num_nodes_ids_and_a_raising_property():
+    ei = np.array([[0, 1, 2], [1, 2, 3]])
+    with pytest.raises(InputError, match=r"^num_nodes must be an integer, got 4\.7$"):
+        load_graph(FakeData(ei, num_nodes=4.7))
+    assert load_graph(FakeData(ei, num_nodes=np.int64(6))).n_nodes == 6
+    huge = np.array([[0, 2**63], [1, 2]], dtype=np.uint64)
+    with pytest.raises(InputError, match="^edge_index holds node index 9223372036854775808, "
+                       "beyond the int64 range"):
+        load_graph(FakeData(huge))
+
+    class Failing:
+        @property
+        def edge_index(self):
+            raise RuntimeError("CUDA error")
+
+    with pytest.raises(InputError, match="^reading the edge_index of the Failing failed: "
+                       "RuntimeError: CUDA error$") as err:
+        load_graph(Failing())
+    assert isinstance(err.value.__cause__, RuntimeError)
+
+
 def test_arrow_table(karate):
     e = karate.edges()
     table = pa.table({"source": e[:, 0], "target": e[:, 1]})
@@ -228,3 +298,23 @@ def test_one_node_order_for_every_source_of_the_same_rows(tmp_path, write):
     assert [tuple(g.nodes[e]) for e in g.edges()][:2] == [("c", "a"), ("c", "b")]
     integers = pd.DataFrame({"source": [5, 2], "target": [1, 9]})
     assert load_graph(integers).nodes.tolist() == [1, 2, 5, 9]  # integers: numeric order
+
+
+def test_ids_one_and_text_one_are_refused_not_made_two_nodes():
+    """1 and '1' would be written alike to every embedding and model file, whose readers then
+    find one id twice: each source refuses them in one line naming both."""
+    import networkx as nx
+
+    clash = r"node ids 1 \(int\) and '1' \(str\) are two nodes written alike"
+    with pytest.raises(InputError, match=f"^DataFrame: {clash}"):
+        load_graph(pd.DataFrame({"source": [1, "1", 2, 3], "target": [2, 3, 3, 1]}))
+    with pytest.raises(InputError, match=f"^Table: {clash}"):
+        load_graph(pa.table({"source": [1, 2], "target": ["1", "x"]}))
+    named = ig.Graph(n=3, edges=[(0, 1), (1, 2)])
+    named.vs["name"] = [1, "1", 2]
+    with pytest.raises(InputError, match=f"^igraph graph: vertex names: {clash}"):
+        load_graph(named)
+    with pytest.raises(InputError, match=f"^networkx graph: {clash}"):
+        load_graph(nx.Graph([(1, "1"), ("1", 2)]))
+    mixed = load_graph(pd.DataFrame({"source": [1, "a"], "target": ["b", 2]}))
+    assert mixed.nodes.tolist() == [1, "b", "a", 2]  # ints and strings written apart: kept

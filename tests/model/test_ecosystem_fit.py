@@ -76,3 +76,20 @@ def test_another_seed_gives_other_rows_from_a_reversed_table(reference):
     model = KernelNE(workers=1, random_state=1).fit(df)
     assert model.nodes_.tolist() == nodes
     assert not np.array_equal(model.embedding_, rows)
+
+
+def test_a_fit_on_ids_one_and_text_one_is_refused_so_no_file_it_writes_fails_to_load(tmp_path):
+    from kernelne.errors import InputError
+
+    frame = pd.DataFrame({"source": [1, "1", 2, 3], "target": [2, 3, 3, 1]})
+    model = KernelNE(dim=4, walks_per_node=2, random_state=0, workers=1)
+    with pytest.raises(InputError, match=r"node ids 1 \(int\) and '1' \(str\)"):
+        model.fit(frame)
+    mixed = model.fit(pd.DataFrame({"source": [1, "a", 2], "target": ["b", 2, 3]}))
+    mixed.save_model(tmp_path / "m.npz")
+    assert [str(x) for x in KernelNE.load_model(tmp_path / "m.npz").nodes_] == \
+        [str(x) for x in mixed.nodes_]
+    for name in ("e.npy", "e.txt", "e.npz"):
+        mixed.save(tmp_path / name)
+        assert [str(x) for x in KernelNE.load(tmp_path / name)[1]] == \
+            [str(x) for x in mixed.nodes_]

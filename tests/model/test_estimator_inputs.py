@@ -281,8 +281,11 @@ def test_npy_without_its_sidecar_is_refused_by_evaluate(shifted_karate, tmp_path
                      "--ratios", "50%", "--missing", missing])
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2
-        assert len(err) == 1 and err[0].startswith(f"kernelne: error: {out}: 34 of 34 node ids")
-        assert "e.nodes.txt is missing" in err[0]
+        assert len(err) == 1, err
+        lead = ("" if missing == "error"
+                else "nothing to classify: none of the 34 labelled nodes of ")
+        assert err[0].startswith(f"kernelne: error: {lead}labels file {labels}")
+        assert "0..33 (an .npy without a e.nodes.txt beside it)" in err[0]
 
 
 def test_npy_ids_inside_the_range_are_not_taken_for_a_missing_sidecar(tmp_path):

@@ -16,7 +16,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     )
 
     folder = find_data_dir(args.data_dir)
-    if args.copy:
+    if args.copy is not None:  # --copy "" is an unknown name, not no --copy
         for path in copy_dataset(args.copy, args.out_dir, folder):
             print(f"wrote {path}")
         return 0

@@ -94,16 +94,19 @@ def announce_select_C(splits: int, rules: list[str]) -> None:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
+    import numpy as np
+    import scipy.sparse as sp
+
     from kernelne.evaluation.classification import (
         default_classifier,
         evaluate_node_classification_rules,
-        read_node_labels,
+        labelled_rows,
     )
 
     check_output(args)
     ratios = [r for group in args.ratios for r in group] if args.ratios else PAPER_RATIOS
-    label_nodes, Y = read_node_labels(args.labels)
-    check_training_sizes(ratios, Y, given=bool(args.ratios))
+    X, Y, skipped = labelled_rows(args.embedding, args.labels, missing=args.missing)
+    check_training_sizes(ratios, sp.csr_matrix(Y), given=bool(args.ratios))
     start = time.perf_counter()
     rules = ["top-k", "non-oracle"] if args.rule == "both" else [args.rule]
     method = args.name or stem(args.embedding)
@@ -111,21 +114,20 @@ def cmd_classify(args: argparse.Namespace) -> int:
     if args.select_C:
         announce_select_C(len(ratios) * args.repeats, rules)
     parts = evaluate_node_classification_rules(
-        args.embedding, Y, label_nodes, rules=rules, ratios=ratios, repeats=args.repeats,
+        (X, np.arange(len(X))), Y, rules=rules, ratios=ratios, repeats=args.repeats,
         seed=args.seed, classifier=default_classifier(args.C), n_jobs=args.jobs,
         method={rule: f"{method} [{RULE_NAMES[rule]}{suffix}]" for rule in rules},
         dataset=args.dataset or stem(args.labels),
-        select_C=SELECT_CS if args.select_C else None, missing=args.missing,
-        progress=progress_shown(args),
+        select_C=SELECT_CS if args.select_C else None, progress=progress_shown(args),
     )
     table = None
     for part in parts.values():
         table = part if table is None else table + part
     emit(table, args)
-    if len(part.skipped):
-        shown = ", ".join(str(x) for x in part.skipped[:10])
-        more = f" and {len(part.skipped) - 10} more" if len(part.skipped) > 10 else ""
-        print(f"skipped {len(part.skipped)} labelled node(s) the embedding lacks "
+    if len(skipped):
+        shown = ", ".join(str(x) for x in skipped[:10])
+        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        print(f"skipped {len(skipped)} labelled node(s) the embedding lacks "
               f"(--missing skip): {shown}{more}")
     if "top-k" in rules:
         print("rule: top-k gives each test node as many labels as it truly has (an oracle, "

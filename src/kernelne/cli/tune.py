@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.cli.grammar import add_command, add_deprecated_alias, seed_value
-from kernelne.errors import InputError
+from kernelne.errors import InputError, write_failure
 from kernelne.tune import space
 from kernelne.tune.space import SEARCH_SPACES
 
@@ -99,7 +99,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         write_outputs(result, args.output, report, args.labels)
     except OSError as exc:  # e.g. a full disk: write_outputs leaves nothing behind
         where = exc.filename or report or args.output
-        raise InputError(f"cannot write the outputs: {exc.strerror or exc}", where) from None
+        raise InputError(f"cannot write the outputs: {write_failure(exc)}", where) from None
     print(result.table())
     print(f"validation  {result.validation}")
     print(f"best        trial {result.ranking.get('winner', '-')}  "

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from kernelne.errors import InputError
 from kernelne.evaluation.choices import PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS  # noqa: F401
-from kernelne.evaluation.embeddings import as_embedding, embedding_rows
+from kernelne.evaluation.embeddings import as_embedding, describe_ids, embedding_rows
 from kernelne.evaluation.results import ResultRow, ResultTable
 from kernelne.graphs.graph import iter_records, map_ids
 from kernelne.outputs import cap_jobs
@@ -440,7 +440,7 @@ def evaluate_node_classification_rules(
     for rule in rules:
         _check_protocol(rule, repeats, seed)
     ratios = check_ratios(ratios)
-    X, Y, skipped = _labelled_rows(embedding, labels, label_nodes, missing)
+    X, Y, skipped = labelled_rows(embedding, labels, label_nodes, missing)
     classifier = default_classifier() if classifier is None else classifier
     jobs = [(r, i) for r in ratios for i in range(repeats)]
     results = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)), return_as="generator")(
@@ -470,21 +470,57 @@ def _check_protocol(rule: str, repeats: int, seed: int) -> None:
         raise InputError(f"seed must be a non-negative integer, got {seed}")
 
 
-def _labelled_rows(embedding: Any, labels: Any, label_nodes: Sequence | None, missing: str
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(X, Y, skipped)``: the embedding's rows of the labelled nodes, their dense label
-    indicator (labels no such node has dropped) and the ids of the labelled nodes the
-    embedding lacks (``missing="skip"``; with ``"error"`` they raise :class:`InputError`)."""
+def labelled_rows(embedding: Any, labels: Any, label_nodes: Sequence | None = None,
+                  missing: str = "error") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The embedding's rows of the labelled nodes and their labels.
+
+    Parameters
+    ----------
+    embedding : str, Path, estimator, tuple or array-like
+        Anything :func:`as_embedding` takes.
+    labels : str, Path, sparse matrix or array-like
+        A label file path, an ``n x K`` indicator matrix or a class vector.
+    label_nodes : sequence, optional
+        The user's node id of each row of ``labels``; default ``0..n-1`` (or the file's ids).
+    missing : {"error", "skip"}, default "error"
+        Labelled nodes the embedding lacks: ``"error"`` names them and stops, ``"skip"``
+        leaves them out.
+
+    Returns
+    -------
+    X : ndarray of shape (m, d)
+        The embedding's row of each labelled node it holds.
+    Y : ndarray of shape (m, K), bool
+        Their label indicator (labels no such node has dropped).
+    skipped : ndarray
+        The ids of the labelled nodes the embedding lacks (``missing="skip"``).
+
+    Raises
+    ------
+    InputError
+        Labelled nodes the embedding lacks (``missing="error"``), none of them in it
+        (``missing="skip"``), node ids of another kind than the embedding's, or fewer than
+        2 labels or labelled nodes.
+    """
     vectors, emb_nodes = as_embedding(embedding)
     if isinstance(labels, (str, Path)):
+        wanted_from = f"labels file {labels}"
         label_nodes, Y = read_node_labels(labels)
     else:
+        wanted_from = "the label matrix"
         Y = label_matrix(labels)
         label_nodes = np.arange(Y.shape[0]) if label_nodes is None else np.asarray(label_nodes)
     if len(label_nodes) != Y.shape[0]:
         raise InputError(f"{len(label_nodes)} node ids for {Y.shape[0]} label rows")
     labelled = np.flatnonzero(Y.getnnz(axis=1) > 0)
-    emb_rows = embedding_rows(emb_nodes, np.asarray(label_nodes)[labelled], embedding, missing)
+    emb_rows = embedding_rows(emb_nodes, np.asarray(label_nodes)[labelled], embedding, missing,
+                              wanted_from=wanted_from)
+    if len(labelled) and not (emb_rows >= 0).any():
+        where = f"the embedding {embedding}" if isinstance(embedding, (str, Path)) \
+            else "the embedding"
+        raise InputError(f"nothing to classify: none of the {len(labelled):,} labelled nodes "
+                         f"of {wanted_from} is in {where}, whose ids are "
+                         f"{describe_ids(emb_nodes, embedding)}")
     skipped = np.asarray(label_nodes)[labelled[emb_rows < 0]]
     labelled, emb_rows = labelled[emb_rows >= 0], emb_rows[emb_rows >= 0]
     Y = Y[labelled]

@@ -162,7 +162,13 @@ def evaluate_link_prediction(
     if unknown or not operators:
         raise InputError(f"unknown edge operator(s) {unknown} (use {', '.join(OPERATORS)})")
     vectors, emb_nodes = as_embedding(embedding)
-    vectors = vectors[embedding_rows(emb_nodes, split.nodes, embedding)]
+    source = split.info.get("source")
+    try:
+        vectors = vectors[embedding_rows(emb_nodes, split.nodes, embedding, wanted_from=(
+            f"the split of {source}" if source else "the split"))]
+    except InputError as exc:
+        raise InputError(exc.problem + ": learn the embedding on the split's "
+                         "residual.edgelist", exc.path) from None
     train_pairs, y_train = split.train_pairs()
     test_pairs, y_test = split.test_pairs()
     classifier = default_edge_classifier() if classifier is None else classifier

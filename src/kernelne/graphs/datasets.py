@@ -13,6 +13,7 @@ else the packaged one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -82,12 +83,57 @@ class Dataset:
     info: dict
 
 
+def is_plain_name(name: object) -> bool:
+    """Whether ``name`` can name a network's files inside the data folder: a non-empty
+    string without a path separator, not ``.`` or ``..``."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
+            and "\\" not in name and "\0" not in name)
+
+
 def load_manifest(data_dir: str | Path | None = None) -> dict:
+    """The data folder's ``MANIFEST.json``: network name to its entry.
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional
+        The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+
+    Returns
+    -------
+    dict
+        Each network's entry (``nodes``, ``edges``, source, checksums, ...).
+
+    Raises
+    ------
+    InputError
+        Naming ``MANIFEST.json``: unreadable JSON, not an object of entries, a name that is
+        not a plain file name (``..``, a path separator), or an entry without integer
+        ``nodes`` and ``edges``.
+    """
     path = find_data_dir(data_dir) / "MANIFEST.json"
     try:
-        return json.loads(path.read_text())
+        manifest = json.loads(path.read_text())
     except ValueError as exc:
         raise InputError(f"cannot parse JSON ({exc})", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
+    if not isinstance(manifest, dict):
+        raise InputError("expected a JSON object of networks (name: entry), found "
+                         f"{quote(json.dumps(manifest), bare=True)}", path)
+    for name, info in manifest.items():
+        if not is_plain_name(name):
+            raise InputError(f"network name {quote(name)} is not a plain file name (it is "
+                             "empty, '.' or '..', or holds a path separator)", path)
+        if not isinstance(info, dict):
+            raise InputError(f"network {name!r}: expected an object, found "
+                             f"{quote(json.dumps(info), bare=True)}", path)
+        for key in ("nodes", "edges"):
+            value = info.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                found = "nothing" if key not in info else quote(json.dumps(value), bare=True)
+                raise InputError(f"network {name!r}: {key!r} must be a non-negative integer, "
+                                 f"found {found}", path)
+    return manifest
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
@@ -294,7 +340,7 @@ def dataset_file(name: str, data_dir: str | Path | None = None, kind: str = "edg
     """
     folder = find_data_dir(data_dir)
     manifest = load_manifest(folder)
-    if name not in manifest:
+    if name not in manifest or not is_plain_name(name):
         raise InputError(f"unknown dataset {name!r} (have: {', '.join(manifest)})", folder)
     path = folder / f"{name}.{kind}.gz"
     if not path.is_file():
@@ -335,12 +381,21 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
     out = Path(out_dir)
     if not out.is_dir():
         raise InputError("not a folder", out)
-    written = []
-    for src, kind in ((edges, "edgelist"), (edges.with_name(f"{name}.labels.gz"), "labels")):
-        if src.is_file():
-            with gzip.open(src, "rb") as fh:
-                data = fh.read()
-            with atomic_path(out / f"{name}.{kind}") as tmp:  # never a half-written file
-                tmp.write_bytes(data)
-            written.append(out / f"{name}.{kind}")
-    return written
+    pairs = [(src, out / f"{name}.{kind}") for src, kind in
+             ((edges, "edgelist"), (edges.with_name(f"{name}.labels.gz"), "labels"))
+             if src.is_file()]
+    for _, target in pairs:
+        if target.is_dir():
+            raise InputError(f"cannot write {target}: it is a folder")
+    # every file is written to a temporary first and renamed only when all are: a failed
+    # write leaves neither (no network half copied)
+    with contextlib.ExitStack() as stack:
+        for src, target in pairs:
+            tmp = stack.enter_context(atomic_path(target))
+            try:
+                with gzip.open(src, "rb") as fh:
+                    tmp.write_bytes(fh.read())
+            except (OSError, EOFError) as exc:
+                raise InputError(f"cannot copy {src} to {target}: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+    return [target for _, target in pairs]

@@ -8,11 +8,13 @@ an ``edge_index`` is turned into numpy through its own ``.cpu()``/``.numpy()`` m
 integer ids sort numerically, other ids are numbered in order of first appearance reading
 the edges row by row, source before target
 (:func:`~kernelne.graphs.edgelist_fast.by_row_order`). An igraph graph keeps its vertex
-order, an ``edge_index`` its ``0..num_nodes-1``.
+order, an ``edge_index`` its ``0..num_nodes-1``. Two ids written alike (``1`` and ``'1'``)
+are refused: the embedding files hold ids as text.
 """
 
 from __future__ import annotations
 
+import operator
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -54,13 +56,22 @@ def is_dataframe(obj: Any) -> bool:
     return _instance_of(obj, "pandas", "DataFrame")
 
 
+def is_adjacency_dataframe(obj: Any) -> bool:
+    """Whether ``obj`` is a pandas DataFrame read as an adjacency matrix: square, of four or
+    more columns, none named as a source or a target, every column of floats (which no edge
+    table can be: float ids are refused). scikit-learn's checks give an estimator of
+    ``pairwise`` input such frames."""
+    return (is_dataframe(obj) and obj.shape[1] >= 4 and obj.shape[0] == obj.shape[1]
+            and _named_columns(list(obj.columns)) is None
+            and all(getattr(t, "kind", "") == "f" for t in obj.dtypes))
+
+
 def is_edge_dataframe(obj: Any) -> bool:
-    """Whether ``obj`` is a pandas DataFrame read as an edge table: one with a source and a
-    target column by name, or with two or three columns. A DataFrame of four or more columns
-    without those names is left to the readers of adjacency matrices."""
-    if not is_dataframe(obj):
-        return False
-    return _named_columns(list(obj.columns)) is not None or obj.shape[1] in (2, 3)
+    """Whether ``obj`` is a pandas DataFrame read as an edge table: every DataFrame but a
+    square float one of four or more columns without source and target names
+    (:func:`is_adjacency_dataframe`). One that is neither an edge table of two or three
+    columns nor named is refused by :func:`from_ecosystem`, naming the columns it needs."""
+    return is_dataframe(obj) and not is_adjacency_dataframe(obj)
 
 
 def is_arrow_table(obj: Any) -> bool:
@@ -74,11 +85,25 @@ def is_igraph(obj: Any) -> bool:
 
 
 def has_edge_index(obj: Any) -> bool:
-    """Whether ``obj`` carries an ``edge_index`` (a PyG ``Data`` or any look-alike)."""
+    """Whether ``obj`` carries an ``edge_index`` (a PyG ``Data`` or any look-alike).
+
+    Raises
+    ------
+    InputError
+        Reading ``obj.edge_index`` raised (other than ``AttributeError``): the error, in one
+        line naming ``edge_index``, chained to the original.
+    """
     try:
         return getattr(obj, "edge_index", None) is not None
-    except Exception:  # a property that fails is no edge_index
+    except AttributeError:
         return False
+    except Exception as exc:
+        raise _edge_index_error(obj, exc) from exc
+
+
+def _edge_index_error(obj: Any, exc: BaseException) -> InputError:
+    return InputError(f"reading the edge_index of the {type(obj).__name__} failed: "
+                      f"{type(exc).__name__}: {_first_line(exc)}")
 
 
 def is_ecosystem_graph(obj: Any) -> bool:
@@ -116,8 +141,10 @@ def from_ecosystem(obj: Any, directed: bool = False,
     Raises
     ------
     InputError
-        Missing ids, ids that are floats, an ``edge_index`` of another shape, weights that
-        are not positive finite numbers, or no edges.
+        Missing ids, ids that are floats, ids written alike (``1`` and ``'1'``), a DataFrame
+        of other columns than an edge table's, a repeated column name, an ``edge_index`` of
+        another shape or one whose reading raises, a ``num_nodes`` that is not an integer,
+        weights that are not positive finite numbers, or no edges.
     """
     if is_igraph(obj):
         return _from_igraph(obj, unweighted)
@@ -173,12 +200,22 @@ class _ArrowColumns:
 
 def _table_columns(names: list, kind: str) -> tuple[Any, Any, Any]:
     """The source, target and weight (or None) columns of an edge table."""
+    repeated = next((c for c in names if names.count(c) > 1), None)
+    if repeated is not None:
+        raise InputError(f"column {repeated!r} appears {names.count(repeated)} times in the "
+                         f"{kind}: name each column once")
     named = _named_columns(names)
     if named is not None:
         return named
+    listed = ", ".join(repr(c) for c in names[:6]) + (", ..." if len(names) > 6 else "")
+    needs = ("name its columns 'source' and 'target' (and 'weight'), or give two or three "
+             "columns: source, target [, weight]")
     if len(names) < 2:
-        raise InputError(f"an edge {kind} needs source and target columns, found "
-                         f"{len(names)} column(s)")
+        raise InputError(f"an edge {kind} needs a source and a target column, found "
+                         f"{len(names)} column(s){f' ({listed})' if names else ''}: {needs}")
+    if len(names) > 3 and kind == "DataFrame":
+        raise InputError(f"a DataFrame of {len(names)} columns ({listed}) names no source and "
+                         f"target column: {needs} (an adjacency matrix: pass df.to_numpy())")
     return names[0], names[1], (names[2] if len(names) >= 3 else None)
 
 
@@ -196,7 +233,7 @@ def _from_table(columns: Any, directed: bool, unweighted: bool, kind: str) -> Ed
         weights = weights.astype(np.float64)
     m = len(heads)
     dense, nodes = by_row_order(
-        *dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)])), m)
+        *dense_ids(np.concatenate([_ids(heads, src_name), _ids(tails, dst_name)]), kind), m)
     return EdgeArrays(dense[:m], dense[m:], weights, len(nodes), nodes, directed)
 
 
@@ -214,9 +251,10 @@ def _ids(values: np.ndarray, column: Any) -> np.ndarray:
     return values.astype(object)
 
 
-def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_ids(ids: np.ndarray, where: str = "graph") -> tuple[np.ndarray, np.ndarray]:
     """``(dense ids, node ids)`` of a sequence of node ids: integers in numeric order, any
-    other ids (or a mixture) in order of first appearance."""
+    other ids in order of first appearance; two ids written alike (``1`` and ``'1'``) are
+    refused, naming ``where``."""
     if ids.dtype.kind in "iu":
         return dense_int_ids(ids.astype(np.int64))
     if all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
@@ -228,9 +266,36 @@ def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                             len(ids))
     except TypeError as exc:
         raise InputError(f"node ids must be hashable ({exc})") from None
+    check_id_texts(index, where)
     nodes = np.empty(len(index), dtype=object)
     nodes[:] = list(index)
     return dense, nodes
+
+
+def check_id_texts(nodes: Any, where: str) -> None:
+    """Refuse two distinct node ids written alike (``1`` and ``'1'``): embedding and model
+    files hold ids as text or as one array type, so their readers would find one id twice.
+
+    Parameters
+    ----------
+    nodes : sequence
+        Distinct node ids (of any hashable type).
+    where : str
+        What holds them, named in the error (``"DataFrame"``, ``"igraph graph"``).
+
+    Raises
+    ------
+    InputError
+        Naming the first two ids with one text form.
+    """
+    seen: dict[str, Any] = {}
+    for x in nodes:
+        other = seen.setdefault(str(x), x)
+        if other is not x:
+            raise InputError(
+                f"{where}: node ids {other!r} ({type(other).__name__}) and {x!r} "
+                f"({type(x).__name__}) are two nodes written alike, which the embedding files "
+                "cannot tell apart: give every id one type (all integers or all strings)")
 
 
 def _plain(x: Any) -> Any:
@@ -257,6 +322,7 @@ def _from_igraph(g: Any, unweighted: bool) -> EdgeArrays:
         if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in names):
             nodes = np.array(names, dtype=np.int64)
         else:
+            check_id_texts(names, "igraph graph: vertex names")
             nodes = np.empty(n, dtype=object)
             nodes[:] = names
     else:
@@ -279,19 +345,40 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def _num_nodes(obj: Any) -> int | None:
+    """``obj.num_nodes`` as an int (``None`` if absent); a non-integer is refused."""
+    n = getattr(obj, "num_nodes", None)
+    if n is None:
+        return None
+    try:
+        if isinstance(n, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(n)
+    except TypeError:
+        raise InputError(f"num_nodes must be an integer, got {n!r}") from None
+
+
 def _from_edge_index(obj: Any, directed: bool, unweighted: bool) -> EdgeArrays:
-    ei = to_numpy(obj.edge_index)
+    try:
+        ei = to_numpy(obj.edge_index)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise _edge_index_error(obj, exc) from exc
     if ei.ndim != 2 or ei.shape[0] != 2:
         raise InputError(f"edge_index must have shape (2, m), got {ei.shape}")
     if ei.dtype.kind not in "iu":
         raise InputError(f"edge_index must hold integers, got {ei.dtype}")
     if ei.shape[1] == 0:
         raise InputError("no edges found (empty edge_index)")
+    if ei.dtype.kind == "u" and ei.max() >= 2**63:
+        raise InputError(f"edge_index holds node index {ei.max()}, beyond the int64 range "
+                         "of node ids")
     ei = ei.astype(np.int64)
     if ei.min() < 0:
         raise InputError(f"edge_index holds a negative node index ({ei.min()})")
-    n = getattr(obj, "num_nodes", None)
-    n = int(ei.max()) + 1 if n is None else int(n)
+    n = _num_nodes(obj)
+    n = int(ei.max()) + 1 if n is None else n
     if ei.max() >= n:
         raise InputError(f"edge_index names node {ei.max()}, but num_nodes is {n}")
     weights = None

@@ -35,7 +35,14 @@ from kernelne.graphs.csr import (  # noqa: F401 (kernelne.graphs.graph's API)
     Graph,
     weights_out_of_float32,
 )
-from kernelne.graphs.ecosystem import EdgeArrays, from_ecosystem, names_columns, read_parquet
+from kernelne.graphs.ecosystem import (
+    EdgeArrays,
+    check_id_texts,
+    from_ecosystem,
+    is_adjacency_dataframe,
+    names_columns,
+    read_parquet,
+)
 from kernelne.graphs.edgelist_fast import (
     CANONICAL_INT,
     by_row_order,
@@ -347,6 +354,7 @@ def from_networkx(nx_graph: Any, weight: str | None = "weight") -> Graph:
     if all(isinstance(v, (int, np.integer)) for v in nodes):
         ids = np.array(nodes, dtype=np.int64)
     else:
+        check_id_texts(nodes, "networkx graph")
         ids = np.empty(len(nodes), dtype=object)
         ids[:] = nodes
     return Graph.from_edges(
@@ -436,8 +444,9 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         A Graph (returned as is), a networkx graph (node ids kept, its ``weight`` attribute
         read), an ``igraph.Graph`` (ids from ``vs["name"]`` if set, weights from
         ``es["weight"]``), a pandas DataFrame or pyarrow Table of edges (columns ``source``,
-        ``target`` [``weight``] by name, else the first two [three]), any object with an
-        ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
+        ``target`` [``weight``] by name, else the first two [three]; a square DataFrame of
+        four or more float columns without those names is an adjacency matrix), any object
+        with an ``edge_index`` of shape ``(2, m)`` (PyG ``Data``: numpy, or a tensor turned into
         numpy through its own methods; ``edge_weight`` and ``num_nodes`` read if present),
         a square scipy sparse or dense adjacency matrix, or a path to an edge list (``.gz``
         allowed; node count from a ``MANIFEST.json`` beside it), to a Parquet edge table
@@ -485,6 +494,8 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         return from_networkx(source)
     if sp.issparse(source) or isinstance(source, np.ndarray):
         return from_scipy(source, directed=directed)
+    if is_adjacency_dataframe(source):  # as KernelNE.fit reads it
+        return from_scipy(source.to_numpy(), directed=directed)
     if isinstance(source, (str, Path)):
         check_not_url(source, "the graph")
         path = Path(source)

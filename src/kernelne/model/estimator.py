@@ -77,7 +77,8 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
     The input ``X`` of ``fit`` is a graph: a path, a :class:`~kernelne.graphs.graph.Graph`, a
     networkx or igraph graph, a pandas or pyarrow edge table (two or three columns, or named
     ``source``/``target``), an object with an ``edge_index`` (PyG), or a square non-negative
-    adjacency matrix (dense or scipy sparse), as
+    adjacency matrix (dense, scipy sparse, or a square DataFrame of four or more float
+    columns without those names, as :func:`~kernelne.graphs.graph.load_graph` reads it), as
     :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
     ``transform`` returns the fitted rows (``X`` optional) or embeds rows of edge weights to
     the fitted nodes; ``set_output(transform="pandas")`` makes it return a DataFrame whose

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
-from kernelne.errors import InputError
+from kernelne.errors import InputError, write_failure
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.buckets import release_futures
@@ -290,7 +290,7 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
         except OSError as exc:  # a full disk: no file left half-made
             for made in hidden:
                 made.unlink(missing_ok=True)
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {path}: {write_failure(exc)}") from None
         del allocated
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)
