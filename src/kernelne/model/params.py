@@ -425,6 +425,11 @@ PARAMS: tuple[Param, ...] = (
               "auto: on where the mean degree is 8 or more, up to 10^6 nodes at --dim 128 "
               "(nodes x dim <= 1.28e8), in memory; works with every --method. Default: auto "
               "for KernelNE, off for the other methods but prone", "SPEC", const="on")),
+    Param("device", "cpu", Options(("cpu", "cuda")), "the training engine",
+          Cli(("--device",), "cpu: the numba engine on the CPU's cores; cuda: the numba-cuda "
+              "engine on a CUDA GPU (pip install \"kernelne[cuda12]\" or \"kernelne[cuda13]\"; "
+              "one kernel, no --partitions, --shared-negatives or --subsample; "
+              "`kernelne docs guide`, GPU)")),
 )
 
 #: what ``--paper`` sets besides ``robust=False`` (the row whose option it is): the paper's
