@@ -313,3 +313,16 @@ def test_a_device_fit_frees_its_memory_after_an_interrupt():  # pragma: no cover
     with pytest.raises(KeyboardInterrupt):
         KernelNE(device="cuda", walks_per_node=4, random_state=0).fit(_karate(), monitor=stop)
     assert cuda.current_context().get_memory_info()[0] >= free_before - 2**20
+
+
+@pytest.mark.slow
+def test_the_gpu_benchmark_runs_on_the_simulator():
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gpu.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--nodes", "120", "--edges", "500", "--communities", "3",
+         "--walks-per-node", "1", "--dim", "8", "--threads", "1", "--simulator"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.splitlines()
+    assert table[-11].split() == ["cuda", "cpu"]
+    assert table[-1].startswith("Micro-F1")
