@@ -52,13 +52,14 @@ def micro_f1(X, labels, threads) -> float:
 def device_memory(model, graph) -> dict:
     """The device's free and total memory now, and what the fit's arrays need."""
     from kernelne.engine.cuda.available import cuda_module
-    from kernelne.engine.cuda.trainer import DEVICE_CHUNK_WALKS, default_launch, device_bytes
+    from kernelne.engine.cuda.trainer import default_launch, device_bytes, device_chunk_walks
     from kernelne.engine.trainer import negative_pool_size
 
     cuda = cuda_module()
     free, total = cuda.current_context().get_memory_info()
     launch = default_launch(cuda, model.dim)
-    need = device_bytes(graph.n_nodes, model.dim, DEVICE_CHUNK_WALKS, model.walk_length,
+    walks = device_chunk_walks(model.walks_per_node * graph.n_nodes)
+    need = device_bytes(graph.n_nodes, model.dim, walks, model.walk_length,
                         launch.groups, negative_pool_size(model.negative_pool, graph.n_nodes))
     return {"free": free, "total": total, "need": need}
 

@@ -259,7 +259,7 @@ class Run:
                     monitor(self.pairs, self.A, self.B)
                 if not finite_sample(self.A, self.beta):  # diverged: no use going on
                     return looks
-                step += 1
+                step += 1 if chunk_loop is train_chunks else -(-len(walks) // corpus.chunk_walks)
                 if settings.learn_beta and step % snapshot_every == 0:
                     self.history.append(self.beta.copy())
                 if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,

@@ -7,9 +7,9 @@ divergence check read them there). The device holds ``A`` and ``B`` in float32, 
 table, each group's negative pool and two chunks of walks: while the device trains one chunk,
 the CPU's walker makes the next and copies it into the other (double buffering, on two CUDA
 streams where a device has them). Several of the corpus's chunks are joined into one device
-chunk of at least :data:`DEVICE_CHUNK_WALKS` walks, so the rows go back to the host less
-often. Every device array is freed when the loop ends, by an error or a ``KeyboardInterrupt``
-too.
+chunk, so the rows go back to the host less often: up to :data:`DEVICE_CHUNK_WALKS` walks,
+and at least :data:`DEVICE_CHUNKS` chunks per epoch where the corpus has them. Every device
+array is freed when the loop ends, by an error or a ``KeyboardInterrupt`` too.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ from kernelne.engine.kernels import GAUSS, LINEAR, SCHOENBERG
 from kernelne.engine.trainer import KernelArrays, Noise, TrainSettings
 from kernelne.errors import InputError
 
-#: walks per device chunk (the corpus's chunks are joined up to it)
-DEVICE_CHUNK_WALKS = 1 << 16
+#: the most walks per device chunk (the corpus's chunks are joined up to it)
+DEVICE_CHUNK_WALKS = 1 << 20
+#: device chunks per epoch at least, where the corpus has enough chunks (the restart test
+#: looks at the rows after a chunk)
+DEVICE_CHUNKS = 20
 #: threads per group on a device: one warp
 WARP = 32
 #: groups (walks trained at once) per block, and blocks per multiprocessor
@@ -107,6 +110,12 @@ def _joined(chunks: Iterable[tuple[int, np.ndarray]], at_least: int
         yield first, parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
+def device_chunk_walks(n_walks: int) -> int:
+    """Walks a device chunk joins at least: a :data:`DEVICE_CHUNKS`-th of an epoch's
+    ``n_walks``, at most :data:`DEVICE_CHUNK_WALKS`."""
+    return max(1, min(DEVICE_CHUNK_WALKS, n_walks // DEVICE_CHUNKS))
+
+
 def kernel_of(kernel: KernelArrays) -> tuple[int, float]:
     """The one kernel the device trains: ``(kind, parameter)``."""
     if len(kernel.kinds) != 1 or int(kernel.kinds[0]) not in (GAUSS, SCHOENBERG, LINEAR):
@@ -119,7 +128,7 @@ def train_chunks_on_device(
     A: np.ndarray, B: np.ndarray, kernel: KernelArrays, noise: Noise, settings: TrainSettings,
     rates: np.ndarray | None = None, keep: np.ndarray | None = None,
     clock: StageClock | None = None, launch: Launch | None = None,
-    chunk_walks: int = DEVICE_CHUNK_WALKS,
+    chunk_walks: int | None = None,
 ) -> Iterator[tuple[np.ndarray, int, np.ndarray]]:
     """:func:`kernelne.engine.chunks.train_chunks` on a CUDA device.
 
@@ -132,8 +141,9 @@ def train_chunks_on_device(
         Must be None: per-row rates (``partial_fit``) and subsampling train on the CPU.
     launch : Launch, optional
         The launch configuration (default: :func:`default_launch`).
-    chunk_walks : int
-        Walks per device chunk, the corpus's chunks joined.
+    chunk_walks : int, optional
+        Walks per device chunk at least, the corpus's chunks joined (default:
+        :func:`device_chunk_walks`).
 
     Yields
     ------
@@ -160,6 +170,7 @@ def train_chunks_on_device(
     from kernelne.engine.cuda.kernels import PER_LANE, train_kernel
 
     kind, param = kernel_of(kernel)
+    chunk_walks = device_chunk_walks(n_walks) if chunk_walks is None else int(chunk_walks)
     n, d = A.shape
     launch = default_launch(cuda, d) if launch is None else launch
     if d > PER_LANE * launch.lanes:
@@ -174,7 +185,8 @@ def train_chunks_on_device(
         upcoming = next(source, None)
         if upcoming is None:
             return
-        check_device_memory(cuda, n, d, chunk_walks, upcoming[1].shape[1], launch.groups, pool)
+        check_device_memory(cuda, n, d, max(chunk_walks, len(upcoming[1])), upcoming[1].shape[1],
+                            launch.groups, pool)
         rows_a = cuda.to_device(np.ascontiguousarray(A, dtype=np.float32))
         rows_b = cuda.to_device(np.ascontiguousarray(B, dtype=np.float32))
         prob = cuda.to_device(noise.prob)
@@ -185,23 +197,29 @@ def train_chunks_on_device(
         train_stream, copy_stream = cuda.stream(), cuda.stream()
         buffers: list = [None, None]
         scale = float(kernel.scale[0])
+
+        def stage(slot: int, walks: np.ndarray):
+            """Copy ``walks`` into device buffer ``slot`` on the copy stream (not waited for)."""
+            buffer = buffers[slot]
+            if buffer is None or buffer.shape[0] < len(walks) or buffer.shape[1] != walks.shape[1]:
+                buffer = buffers[slot] = cuda.device_array(
+                    (max(len(walks), chunk_walks), walks.shape[1]), dtype=walks.dtype)
+                device.append(buffer)
+            target = buffer[:len(walks)]
+            target.copy_to_device(np.ascontiguousarray(walks), stream=copy_stream)
+            return target
+
+        slot = 0
         for epoch in range(epochs):
             if epoch > 0:
                 before = time.perf_counter()
                 source = _joined(chunks(), chunk_walks)
                 upcoming = next(source, None)
-            slot = 0
+            staged = None if upcoming is None else stage(slot, upcoming[1])
             while upcoming is not None:
                 first, walks = upcoming
-                length = walks.shape[1]
-                if buffers[slot] is None or buffers[slot].shape[0] < len(walks) \
-                        or buffers[slot].shape[1] != length:
-                    buffers[slot] = cuda.device_array((max(len(walks), chunk_walks), length),
-                                                      dtype=walks.dtype)
-                    device.append(buffers[slot])
-                target = buffers[slot][:len(walks)]
-                target.copy_to_device(np.ascontiguousarray(walks), stream=copy_stream)
-                copy_stream.synchronize()
+                target = staged
+                copy_stream.synchronize()  # this chunk is on the device
                 started = time.perf_counter()
                 clock.walks += started - before
                 totals.copy_to_device(np.zeros(3), stream=train_stream)
@@ -212,9 +230,12 @@ def train_chunks_on_device(
                     int(settings.negatives), np.float32(settings.lr), np.float32(settings.min_lr),
                     np.float32(settings.reg), np.uint64(settings.seed), bool(settings.loglik),
                     bool(settings.window_shrink), pools, launch.lanes, totals)
-                # while the device trains, the CPU makes the next chunk
+                # while the device trains, the CPU makes the next chunk and copies it into the
+                # other buffer
                 made = time.perf_counter()
                 upcoming = next(source, None)
+                slot = 1 - slot
+                staged = None if upcoming is None else stage(slot, upcoming[1])
                 walked = time.perf_counter() - made
                 train_stream.synchronize()
                 figures = totals.copy_to_host()
@@ -224,7 +245,6 @@ def train_chunks_on_device(
                 clock.training += before - started - walked
                 clock.walks += walked
                 losses[:] = figures[1:]
-                slot = 1 - slot
                 yield walks, int(figures[0]), losses
                 before = time.perf_counter()
     finally:
