@@ -294,27 +294,6 @@ def test_a_device_model_saves_loads_and_updates_on_the_cpu(tmp_path):
     assert np.isfinite(loaded.embedding_).all()
 
 
-@pytest.mark.gpu
-def test_a_device_fit_frees_its_memory_after_an_interrupt():  # pragma: no cover - a device
-    """On a device: a Ctrl-C during training leaves no device memory allocated."""
-    from numba import config
-
-    if config.ENABLE_CUDASIM:
-        pytest.skip("needs a CUDA device, not the simulator")
-    from numba import cuda
-
-    from kernelne import KernelNE
-
-    free_before = cuda.current_context().get_memory_info()[0]
-
-    def stop(pairs, A, B):
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        KernelNE(device="cuda", walks_per_node=4, random_state=0).fit(_karate(), monitor=stop)
-    assert cuda.current_context().get_memory_info()[0] >= free_before - 2**20
-
-
 @pytest.mark.slow
 def test_the_gpu_benchmark_runs_on_the_simulator():
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gpu.py"
