@@ -169,13 +169,15 @@ def lanes_sum(value, lanes, mask):
 
 @cuda.jit(fastmath=True)
 def train_kernel(walks, first_walk, A, B, kind, param, rho, prob, alias, total_centers, window,
-                 negatives, lr0, min_lr, reg, seed, loglik, shrink, pools, lanes, totals):
+                 negatives, lr0, min_lr, reg, seed, loglik, shrink, pools, pool_size, lanes,
+                 totals):
     """Train the chunk ``walks`` (rows; -1 pads) whose first walk is ``first_walk`` of the run.
 
     ``kind``, ``param``: the kernel (:mod:`kernelne.engine.kernels`' codes); ``rho``: its
-    scale; ``prob``, ``alias``: the noise's alias table; ``pools``: one row of ``Q`` per group
-    (``Q = 0``: k fresh draws per pair); ``lanes``: threads per group (a power of two up to
-    32); ``totals`` (float64, 3): pairs, positive and negative squared errors, added to."""
+    scale; ``prob``, ``alias``: the noise's alias table; ``pools``: one row of at least
+    ``pool_size`` per group (``pool_size = 0``: k fresh draws per pair); ``lanes``: threads
+    per group (a power of two up to 32); ``totals`` (float64, 3): pairs, positive and
+    negative squared errors, added to."""
     tid = cuda.grid(1)
     group = tid // lanes
     lane = tid % lanes
@@ -188,7 +190,6 @@ def train_kernel(walks, first_walk, A, B, kind, param, rho, prob, alias, total_c
     length = walks.shape[1]
     d = A.shape[1]
     n_noise = prob.shape[0]
-    pool_size = pools.shape[1]
     linear = kind == LINEAR
     lr_reg_base = reg
     a_loc = cuda.local.array(PER_LANE, np.float32)

@@ -191,7 +191,7 @@ def train_chunks_on_device(
         rows_b = cuda.to_device(np.ascontiguousarray(B, dtype=np.float32))
         prob = cuda.to_device(noise.prob)
         alias = cuda.to_device(noise.alias)
-        pools = cuda.device_array((launch.groups, pool), dtype=np.int64)
+        pools = cuda.device_array((launch.groups, max(pool, 1)), dtype=np.int64)  # never empty
         totals = cuda.to_device(np.zeros(3))
         device += [rows_a, rows_b, prob, alias, pools, totals]
         train_stream, copy_stream = cuda.stream(), cuda.stream()
@@ -229,7 +229,7 @@ def train_chunks_on_device(
                     float(settings.total_centers), int(settings.window),
                     int(settings.negatives), np.float32(settings.lr), np.float32(settings.min_lr),
                     np.float32(settings.reg), np.uint64(settings.seed), bool(settings.loglik),
-                    bool(settings.window_shrink), pools, launch.lanes, totals)
+                    bool(settings.window_shrink), pools, pool, launch.lanes, totals)
                 # while the device trains, the CPU makes the next chunk and copies it into the
                 # other buffer
                 made = time.perf_counter()
