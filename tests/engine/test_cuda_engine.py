@@ -186,6 +186,7 @@ def test_the_normal_launch_is_within_the_cpus_seed_spread():
     ({"subsample": 1e-3}, "subsample"),
     ({"keep_walks": True}, "keep_walks"),
     ({"beta_select": "uniform"}, "beta_select"),
+    ({"dim": 2048}, "dim up to 1,024, got 2,048"),
 ])
 def test_what_the_device_does_not_train_is_refused(change, named):
     from kernelne import KernelNE

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelne.engine.cuda.available import MAX_DIM
 from kernelne.errors import ParamError
 
 _TAIL = ": the CUDA engine does not train it; leave it out or use {device=cpu}"
@@ -27,7 +28,8 @@ def refuse_on_device(model: Any) -> None:
     ParamError
         ``kernel="multi"`` (MKernelNE's weight step), ``beta_select`` other than
         ``"train"``, ``partitions > 1``, ``shared_negatives``, ``subsample > 0`` or
-        ``keep_walks``, named in the message.
+        ``keep_walks``, or ``dim`` above :data:`~kernelne.engine.cuda.available.MAX_DIM`,
+        named in the message.
     """
     if str(model.kernel).lower() in ("multi", "multiple"):
         raise ParamError("{device=cuda} trains one kernel; MKernelNE's weight step "
@@ -40,6 +42,9 @@ def refuse_on_device(model: Any) -> None:
         (float(model.subsample) > 0, "{device=cuda} with {subsample} > 0"),
         (bool(model.keep_walks), "{device=cuda} with {keep_walks}"),
     )
+    if int(model.dim) > MAX_DIM:
+        raise ParamError(f"{{device=cuda}} trains {{dim}} up to {MAX_DIM:,}, got "
+                         f"{int(model.dim):,}: lower it or use {{device=cpu}}")
     for refused, text in checks:
         if refused:
             raise ParamError(text + _TAIL)

@@ -11,6 +11,8 @@ from types import ModuleType
 
 from kernelne.errors import ParamError
 
+#: the largest ``dim`` the CUDA engine trains (32 entries of a row per lane of a warp)
+MAX_DIM = 1024
 #: the one line when numba-cuda is not installed
 INSTALL_HINT = ('{device=cuda} needs numba-cuda: pip install "kernelne[cuda12]" (CUDA 12) or '
                 '"kernelne[cuda13]" (CUDA 13)')

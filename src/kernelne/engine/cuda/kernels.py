@@ -23,13 +23,13 @@ import math
 import numpy as np
 from numba import cuda, njit
 
-from kernelne.engine.cuda.available import simulated
+from kernelne.engine.cuda.available import MAX_DIM, simulated
 from kernelne.engine.kernels import GAUSS, LINEAR, SCHOENBERG
 from kernelne.engine.trainer import CTX_STREAM, LOGLIK_MAX, LOGLIK_MIN, NEG_STREAM
 
 SIMULATED = simulated()
 #: dimensions one lane holds (its rows' entries in local memory): dim <= PER_LANE x lanes
-PER_LANE = 32
+PER_LANE = MAX_DIM // 32
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -62,9 +62,15 @@ class Launch:
 def default_launch(cuda, dim: int) -> Launch:
     """A warp per group, enough groups to fill the device. On the simulator, whose threads
     are Python threads and whose shuffles wait at a barrier, one block of 4 groups of one
-    lane each: 4 walks trained at once, lock-free, as on a device."""
+    lane each: 4 walks trained at once, lock-free, as on a device (above ``dim`` 32, the
+    fewest lanes that hold the rows, and one group per block)."""
     if simulated():
-        return Launch(1, 4, 4)
+        from kernelne.engine.cuda.kernels import PER_LANE
+
+        lanes = 1
+        while lanes * PER_LANE < dim and lanes < WARP:
+            lanes *= 2
+        return Launch(1, 4, 4) if lanes == 1 else Launch(lanes, 4, 1)
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     return Launch(WARP, sms * BLOCKS_PER_SM * GROUPS_PER_BLOCK, GROUPS_PER_BLOCK)
 
