@@ -152,6 +152,7 @@ BAD = [
     ("propagate", 1, r"^propagate must be True, False, 'auto' or 'order=K,mu=M,theta=T', "
                      r"got 1$"),
     ("normalize", "l2", r"^normalize must be one of auto, none, got 'l2'$"),
+    ("device", "gpu", r"^device must be one of cpu, cuda, got 'gpu'$"),
 ]
 
 

@@ -88,6 +88,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
         check_model_options(args)
     else:
         check_method_options(args)
+    if args.device != "cpu" and args.method != "kernelne":
+        raise InputError(f"--device {args.device} trains KernelNE only; --method "
+                         f"{args.method} trains on the CPU: leave out --device")
     if args.model_out is not None:
         if args.method != "kernelne":
             raise InputError(f"--model-out saves a KernelNE model, not --method {args.method}")

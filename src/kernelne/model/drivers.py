@@ -38,12 +38,20 @@ from kernelne.model.restarts import count_walks, train_with_restarts
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
 
+#: the CUDA engine's scalar functions, compiled by numba's CPU compiler on the simulator
+DEVICE_FUNCTIONS = ("mix64", "stream_state", "walk_streams", "next_u64", "rand_below",
+                    "alias_bits", "learning_rate", "term_factors")
+
 
 def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray | None, seed,
                   monitor: Callable | None, start: float) -> Any:
     """The walks, their counts and the training runs of a fit in memory, and the fitted
     attributes (:func:`~kernelne.model.restarts.train_with_restarts`)."""
     check_row_memory(g.n_nodes, int(model.dim))  # in memory (partitioned: on disk)
+    if getattr(model, "device", "cpu") == "cuda":  # numba-cuda and a device, before any work
+        from kernelne.engine.cuda.available import cuda_module
+
+        cuda_module()
     corpus = WalkCorpus(
         g, model.walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
     )
@@ -69,7 +77,8 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         choice_degree=out.mean_degree))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
-    training_compile = compiled.of("_train_blocks")  # the rest: walks, counts, alias
+    training_compile = compiled.of("_train_blocks", *DEVICE_FUNCTIONS)  # the rest: walks,
+    # counts, alias
     model.stage_seconds_ = {  # a restart's given-up run included
         "walks": counting_seconds + run.walk_seconds + out.given_up_walks
         - (compiled.total - training_compile),

@@ -20,6 +20,7 @@ from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
+from kernelne.model.device import refuse_on_device
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
@@ -191,6 +192,15 @@ class KernelNE(EmbeddingEstimator):
         ``n x dim`` float32, even with a ``partition_dir``). The propagation is global:
         :meth:`partial_fit` trains the new rows on the rows as trained, then propagates
         every row again on the grown graph.
+    device : {"cpu", "cuda"}, default "cpu"
+        The training engine: numba on the CPU's cores, or numba-cuda on a CUDA GPU
+        (:mod:`kernelne.engine.cuda`; the extras ``kernelne[cuda12]`` or ``kernelne[cuda13]``):
+        rows A and B on the device in float32, walks made on the CPU and streamed to it, the
+        same loss, gradients and learning-rate schedule. It trains one kernel (Gaussian,
+        Schoenberg or linear) with either loss, a shrinking window and the negative pool; it
+        refuses ``kernel="multi"``, ``beta_select`` other than ``"train"``, ``partitions > 1``,
+        ``shared_negatives``, ``subsample`` and ``keep_walks``. The restart test and the
+        propagation run on the CPU; :meth:`partial_fit` trains on the CPU.
 
     Attributes
     ----------
@@ -347,7 +357,9 @@ class KernelNE(EmbeddingEstimator):
         setting: str = "auto",
         normalize: str = "auto",
         propagate: bool | str = "auto",
+        device: str = "cpu",
     ):
+        self.device = device
         self.setting = setting
         self.normalize = normalize
         self.propagate = propagate
@@ -424,6 +436,8 @@ class KernelNE(EmbeddingEstimator):
 
     def _check_params(self) -> None:
         check_params(self)  # every parameter against its rule (kernelne.model.params)
+        if self.device == "cuda":
+            refuse_on_device(self)
         if self.min_lr > self.lr:
             raise ValueError(f"need 0 < min_lr <= lr, got min_lr={self.min_lr}, lr={self.lr}")
         if int(self.partitions) > 1 and self.shared_negatives:

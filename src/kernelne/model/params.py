@@ -426,6 +426,11 @@ PARAMS: tuple[Param, ...] = (
               "float32) fits in the memory available, in memory; works with every --method. "
               "Default: auto "
               "for KernelNE, off for the other methods but prone", "SPEC", const="on")),
+    Param("device", "cpu", Options(("cpu", "cuda")), "the training engine",
+          Cli(("--device",), "cpu: the numba engine on the CPU's cores; cuda: the numba-cuda "
+              "engine on a CUDA GPU (pip install \"kernelne[cuda12]\" or \"kernelne[cuda13]\"; "
+              "one kernel, no --partitions, --shared-negatives or --subsample; "
+              "`kernelne docs guide`, GPU)")),
 )
 
 #: what ``--paper`` sets besides ``robust=False`` (the row whose option it is): the paper's

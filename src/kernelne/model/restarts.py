@@ -19,6 +19,7 @@ restarts in three cases:
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,11 +241,14 @@ class Run:
                 return corpus
             return zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
 
-        with bar:
-            for walks, chunk_pairs, losses in train_chunks(
-                chunks, corpus.n_walks, m.epochs, self.A, self.B, self.kernel, self.noise,
-                settings, keep=self.keep, clock=self.clock,
-            ):
+        chunk_loop = train_chunks
+        if getattr(m, "device", "cpu") == "cuda":  # the rows come back after each chunk
+            from kernelne.engine.cuda.trainer import train_chunks_on_device as chunk_loop
+        with bar, closing(chunk_loop(
+            chunks, corpus.n_walks, m.epochs, self.A, self.B, self.kernel, self.noise,
+            settings, keep=self.keep, clock=self.clock,
+        )) as loop:
+            for walks, chunk_pairs, losses in loop:
                 self.pairs += chunk_pairs
                 self.loss_rows.append((
                     self.pairs, losses[0] / max(chunk_pairs, 1),
@@ -255,7 +259,7 @@ class Run:
                     monitor(self.pairs, self.A, self.B)
                 if not finite_sample(self.A, self.beta):  # diverged: no use going on
                     return looks
-                step += 1
+                step += 1 if chunk_loop is train_chunks else -(-len(walks) // corpus.chunk_walks)
                 if settings.learn_beta and step % snapshot_every == 0:
                     self.history.append(self.beta.copy())
                 if check_shell and look_due(step, total_chunks, self.pairs, min_pairs,
