@@ -138,3 +138,37 @@ def test_source_tree_does_not_point_into_shared():
         text = path.read_text(encoding="utf-8")
         for needle in ("shared/datasets", "shared/tools", '"shared"'):
             assert needle not in text, f"{path.name} mentions {needle}"
+
+
+# DS1: --copy never replaces a user's file of the same name unless --force is given
+
+def test_copy_refuses_to_replace_the_users_files(no_env, capsys, tmp_path):
+    from kernelne.graphs.datasets import copy_dataset
+
+    mine = tmp_path / "karate.edgelist"
+    mine.write_text("my edited graph 0 1\n")
+    (tmp_path / "karate.labels").write_text("my labels\n")
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"{mine}: exists and is not the packaged karate.edgelist" in captured.err
+    assert "--force" in captured.err
+    assert mine.read_text() == "my edited graph 0 1\n"
+    assert (tmp_path / "karate.labels").read_text() == "my labels\n"
+    mine.unlink()  # only the labels differ: nothing is written either
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
+    assert "karate.labels: exists" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.labels"]
+    with pytest.raises(InputError, match="refusing to replace"):
+        copy_dataset("karate", tmp_path)
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path), "--force"]) == 0
+    assert capsys.readouterr().out.count("wrote") == 2
+    assert len((tmp_path / "karate.labels").read_text().splitlines()) == 34
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 0  # the same
+    assert capsys.readouterr().out.count("kept") == 2
+
+
+def test_copy_help_names_force(capsys):
+    with pytest.raises(SystemExit):
+        main(["datasets", "--help"])
+    assert "--force" in capsys.readouterr().out

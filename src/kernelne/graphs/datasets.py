@@ -302,8 +302,8 @@ def dataset_file(name: str, data_dir: str | Path | None = None, kind: str = "edg
     return path
 
 
-def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None
-                 ) -> list[Path]:
+def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None,
+                 overwrite: bool = False) -> list[Path]:
     """Write a network as plain text into ``out_dir``: ``NAME.edgelist`` (``u v`` per line)
     and, for a labelled network, ``NAME.labels`` (``node label`` per line).
 
@@ -315,17 +315,22 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
         The folder to write into.
     data_dir : str or Path, optional
         The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+    overwrite : bool, default False
+        Replace existing files of the same names. Without it, a file of one of these names
+        whose contents differ from the network's (or a link, or a folder) is refused before
+        anything is written; a file that already holds exactly the network's text is left
+        as it is.
 
     Returns
     -------
     list of Path
-        The files written (an existing file of the same name is replaced; each file is
-        written whole or not at all).
+        The files written or already in place (each file is written whole or not at all).
 
     Raises
     ------
     InputError
-        An unknown name, an ``out_dir`` that is not a folder, or a failed write.
+        An unknown name, an ``out_dir`` that is not a folder, a file of the same name that
+        differs (without ``overwrite``), or a failed write.
     """
     import gzip
 
@@ -335,12 +340,23 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
     out = Path(out_dir)
     if not out.is_dir():
         raise InputError("not a folder", out)
-    written = []
+    copies = []
     for src, kind in ((edges, "edgelist"), (edges.with_name(f"{name}.labels.gz"), "labels")):
         if src.is_file():
             with gzip.open(src, "rb") as fh:
-                data = fh.read()
-            with atomic_path(out / f"{name}.{kind}") as tmp:  # never a half-written file
+                copies.append((out / f"{name}.{kind}", fh.read()))
+    fresh = []
+    for path, data in copies:  # every file checked before any is written
+        if not os.path.lexists(path):
+            fresh.append((path, data))
+        elif overwrite or (path.is_file() and not path.is_symlink()
+                           and path.stat().st_size == len(data) and path.read_bytes() == data):
+            fresh.append((path, data) if overwrite else (path, None))
+        else:
+            raise InputError(f"exists and is not the packaged {path.name}: refusing to replace "
+                             "it (--force, or overwrite=True, replaces it)", path)
+    for path, data in fresh:
+        if data is not None:
+            with atomic_path(path) as tmp:  # never a half-written file
                 tmp.write_bytes(data)
-            written.append(out / f"{name}.{kind}")
-    return written
+    return [path for path, _ in copies]
