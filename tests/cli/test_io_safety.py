@@ -599,12 +599,12 @@ def test_embed_npy_refuses_a_foreign_nodes_file(tmp_path, capsys, monkeypatch, g
     edges = tmp_path / "g.txt"
     edges.write_text(EDGES if graph == "ints" else "a b\nb c\nc a\nc d\n")
     notes = tmp_path / "e.nodes.txt"
-    notes.write_text("my notes about the run\n")
+    notes.write_text("notes about the run\n")
     _no_work(monkeypatch)
     code, err = _run(["embed", edges, "-o", tmp_path / "e.npy", *FAST], capsys)
     assert code == 2 and "e.nodes.txt: a file of this name is there" in err
     assert len(err.strip().splitlines()) == 1
-    assert notes.read_text() == "my notes about the run\n"
+    assert notes.read_text() == "notes about the run\n"
     assert sorted(os.listdir(tmp_path)) == ["e.nodes.txt", "g.txt"]
 
 

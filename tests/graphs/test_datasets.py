@@ -145,17 +145,17 @@ def test_source_tree_does_not_point_into_shared():
 def test_copy_refuses_to_replace_the_users_files(no_env, capsys, tmp_path):
     from kernelne.graphs.datasets import copy_dataset
 
-    mine = tmp_path / "karate.edgelist"
-    mine.write_text("my edited graph 0 1\n")
-    (tmp_path / "karate.labels").write_text("my labels\n")
+    edited = tmp_path / "karate.edgelist"
+    edited.write_text("an edited graph 0 1\n")
+    (tmp_path / "karate.labels").write_text("edited labels\n")
     assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
-    assert f"{mine}: exists and is not the packaged karate.edgelist" in captured.err
+    assert f"{edited}: exists and is not the packaged karate.edgelist" in captured.err
     assert "--force" in captured.err
-    assert mine.read_text() == "my edited graph 0 1\n"
-    assert (tmp_path / "karate.labels").read_text() == "my labels\n"
-    mine.unlink()  # only the labels differ: nothing is written either
+    assert edited.read_text() == "an edited graph 0 1\n"
+    assert (tmp_path / "karate.labels").read_text() == "edited labels\n"
+    edited.unlink()  # only the labels differ: nothing is written either
     assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
     assert "karate.labels: exists" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.labels"]

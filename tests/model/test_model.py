@@ -380,15 +380,15 @@ def test_the_rows_start_on_cache_lines(small_graph):
 def test_save_npy_keeps_a_foreign_nodes_file(tmp_path, ids):
     X = np.zeros((4, 3), dtype=np.float32)
     out, side = tmp_path / "x.npy", tmp_path / "x.nodes.txt"
-    side.write_text("my notes about the run\n")
+    side.write_text("notes about the run\n")
     with pytest.raises(InputError, match="x.nodes.txt: a file of this name is there and is "
                                          "not the ids file of"):
         save_embedding(out, X, ids)
-    assert side.read_text() == "my notes about the run\n" and not out.exists()
+    assert side.read_text() == "notes about the run\n" and not out.exists()
     np.save(out, np.zeros((2, 3), dtype=np.float32))  # a matrix of other rows beside it
     with pytest.raises(InputError, match="not the ids file"):
         save_embedding(out, X, ids)
-    assert side.read_text() == "my notes about the run\n"
+    assert side.read_text() == "notes about the run\n"
     assert np.load(out).shape == (2, 3)
 
 
