@@ -21,6 +21,7 @@ from kernelne.engine.propagation import (
     propagate_rows,
     with_self_loops,
 )
+from kernelne.errors import ParamError
 
 
 def _ring_with_chords(n: int = 12) -> sp.csr_matrix:
@@ -147,15 +148,19 @@ def test_mean_degree_is_of_the_undirected_graph_over_nodes_with_an_edge():
 
 def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
     ring = _ring_with_chords()  # mean degree 2.5
-    assert choose_propagation("auto", ring) == (None, "auto: mean degree 2.5 < 8")
+    assert choose_propagation("auto", ring, dim=8) == (None, "auto: mean degree 2.5 < 8")
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))  # mean degree 9
-    assert choose_propagation("auto", full) == (Propagation(), "auto: mean degree 9.0 >= 8")
-    assert choose_propagation(" auto ", full, partitioned=True)[0] is None
+    assert choose_propagation("auto", full, dim=8) == (Propagation(),
+                                                       "auto: mean degree 9.0 >= 8")
+    assert choose_propagation(" auto ", full, dim=8, partitioned=True)[0] is None
     assert choose_propagation("auto", full, dim=12_800_001)[1] == (
         "auto: 10 rows of 12800001, more than 128,000,000 entries (the filter's memory)")
-    assert choose_propagation("auto", full, dim=12_800_000)[0] == Propagation()
-    assert choose_propagation(True, ring) == (Propagation(), "as given")
-    assert choose_propagation("order=3", full) == (Propagation(order=3), "as given")
+    assert choose_propagation("auto", full, dim=10)[0] == Propagation()
+    assert choose_propagation("auto", full, dim=11) == (None, "auto: 10 nodes, fewer than dim 11")
+    assert choose_propagation(True, ring, dim=8) == (Propagation(), "as given")
+    assert choose_propagation("order=3", full, dim=10) == (Propagation(order=3), "as given")
+    with pytest.raises(ParamError, match=r"dim=11 must be at most the number of nodes \(10\)"):
+        choose_propagation("order=3", full, dim=11)
     assert choose_propagation(False, full) == (None, "as given")
     assert AUTO_MIN_DEGREE == 8.0
     check_propagation("auto")

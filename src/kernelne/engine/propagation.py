@@ -40,6 +40,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import iv
 
+from kernelne.errors import ParamError
+
 #: ProNE's defaults: Chebyshev order, the filter's centre mu and its width theta
 DEFAULT_ORDER = 10
 DEFAULT_MU = 0.2
@@ -166,16 +168,30 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     Returns
     -------
     tuple of (Propagation or None, str)
-        The settings (None: none) and the evidence, one phrase.
+        The settings (None: none) and the evidence, one phrase. ``"auto"`` on a graph of
+        fewer nodes than ``dim`` gives none: the thin SVD would keep fewer columns.
+
+    Raises
+    ------
+    ParamError
+        A propagation given on a graph of fewer nodes than ``dim`` (its thin SVD keeps one
+        column per node at most).
     """
-    if not is_auto(spec):
-        return parse_propagation(spec), "as given"
     n = adjacency.shape[0]
+    if not is_auto(spec):
+        settings = parse_propagation(spec)
+        if settings is not None and n < int(dim):
+            raise ParamError(f"the spectral propagation ({{propagate}}) keeps one column per "
+                             f"node at most: {{dim={int(dim)}}} must be at most the number of "
+                             f"nodes ({n:,}): choose a smaller {{dim}}, or no propagation")
+        return settings, "as given"
     if partitioned:
         return None, "auto: a partitioned fit keeps its rows as trained"
     if n * int(dim) > AUTO_MAX_CELLS:
         return None, (f"auto: {n:,} rows of {int(dim)}, more than {AUTO_MAX_CELLS:,} entries "
                       "(the filter's memory)")
+    if n < int(dim):
+        return None, f"auto: {n:,} nodes, fewer than dim {int(dim)}"
     if degree is None:
         degree = mean_degree(adjacency)
     sign = ">=" if degree >= AUTO_MIN_DEGREE else "<"

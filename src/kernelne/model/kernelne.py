@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.propagation import choose_propagation, is_auto
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
@@ -178,14 +179,16 @@ class KernelNE(EmbeddingEstimator):
         the normalised Laplacian, then a thin SVD and unit rows, times
         :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
         order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off;
-        ``"auto"``: ``True`` where the graph's mean degree is at least 8 and the rows have at
-        most 1.28 x 10^8 entries (10^6 nodes at dim 128), in a fit in memory, off otherwise
+        ``"auto"``: ``True`` where the graph's mean degree is at least 8, it has at least
+        ``dim`` nodes and the rows have at most 1.28 x 10^8 entries (10^6 nodes at dim 128),
+        in a fit in memory, off otherwise
         (:func:`~kernelne.engine.propagation.choose_propagation`; ``setting_["propagation"]``
-        says which and why). ``context_embedding_`` and ``trained_embedding_`` stay as
-        trained. A partitioned fit given ``True`` propagates the assembled rows (in memory,
-        ``n x dim`` float32, even with a ``partition_dir``). The propagation is global:
-        :meth:`partial_fit` trains the new rows on the rows as trained, then propagates
-        every row again on the grown graph.
+        says which and why). A propagation given on a graph of fewer nodes than ``dim`` is
+        refused before the fit (its thin SVD keeps one column per node at most).
+        ``context_embedding_`` and ``trained_embedding_`` stay as trained. A partitioned fit
+        given ``True`` propagates the assembled rows (in memory, ``n x dim`` float32, even
+        with a ``partition_dir``). The propagation is global: :meth:`partial_fit` trains the
+        new rows on the rows as trained, then propagates every row again on the grown graph.
 
     Attributes
     ----------
@@ -472,6 +475,8 @@ class KernelNE(EmbeddingEstimator):
         self._check_params()
         kernels = self.kernel_dictionary()
         g = self._fit_graph(graph)
+        if not is_auto(self.propagate):  # one given on fewer nodes than dim: refused now
+            choose_propagation(self.propagate, g.adjacency(), int(self.dim))
         start = time.perf_counter()
         if isinstance(self.beta_select, str) and self.beta_select == "validation":
             if client is not None or monitor is not None:

@@ -422,8 +422,9 @@ PARAMS: tuple[Param, ...] = (
               "Chebyshev band-pass filter on the normalised Laplacian, then a thin SVD); "
               "alone: order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. --propagate "
               "order=5,theta=1; off: none (with --method prone: its factorisation only); "
-              "auto: on where the mean degree is 8 or more, up to 10^6 nodes at --dim 128 "
-              "(nodes x dim <= 1.28e8), in memory; works with every --method. Default: auto "
+              "auto: on where the mean degree is 8 or more and the graph has at least --dim "
+              "nodes, up to 10^6 nodes at --dim 128 (nodes x dim <= 1.28e8), in memory; given on "
+              "fewer nodes than --dim: refused; works with every --method. Default: auto "
               "for KernelNE, off for the other methods but prone", "SPEC", const="on")),
 )
 
