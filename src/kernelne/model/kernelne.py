@@ -7,7 +7,6 @@ Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.engine.w
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from kernelne.engine.propagation import choose_propagation, is_auto
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
+from kernelne.model.auto_setting import resolved
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
@@ -44,13 +44,16 @@ class KernelNE(EmbeddingEstimator):
 
     Parameters
     ----------
-    kernel : {"gauss", "schoenberg", "linear", "multi"}, default "gauss"
+    kernel : {"auto", "gauss", "schoenberg", "linear", "multi"}, default "auto"
         The kernel: Gaussian, Schoenberg, ``"linear"`` (the "NE" ablation, no kernel) or
-        ``"multi"`` (a learned non-negative combination of ``kernels``).
-    sigma : float, default sqrt(2)
-        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``; the default
-        ``sqrt(2)`` is sigma^2 = 2. The authors' code's width is ``sigma_code = sigma /
-        sqrt(2)``.
+        ``"multi"`` (a learned non-negative combination of ``kernels``). ``"auto"``: chosen at
+        fit time by ``setting`` (the Gaussian, or the Schoenberg kernel of the dense setting);
+        a kernel given is used as given, ``"gauss"`` too.
+    sigma : float or "auto", default "auto"
+        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``;
+        ``"auto"`` is ``sqrt(2)``, sigma^2 = 2 (a width given, ``sqrt(2)`` too, keeps the
+        Gaussian: the automatic setting does not apply). The authors' code's width is
+        ``sigma_code = sigma / sqrt(2)``.
     alpha : float, default 1.0
         Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
     kernels : list of str, optional
@@ -128,14 +131,16 @@ class KernelNE(EmbeddingEstimator):
     rounds : int, optional
         A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
         (:data:`kernelne.partitioned.driver.DEFAULT_ROUNDS`).
-    loss : {"squared", "loglik"}, default "squared"
+    loss : {"auto", "squared", "loglik"}, default "auto"
         ``"squared"`` is the paper's ``(y - k)^2``; ``"loglik"`` reads the kernel as an edge
         probability: ``-log k`` for a context, ``-log(1 - k)`` for a negative, with ``k``
-        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2).
-    window_shrink : bool, default False
+        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2). ``"auto"``: ``"squared"``
+        (a loss given, ``"squared"`` too, turns the automatic setting off).
+    window_shrink : bool or "auto", default "auto"
         Each center draws its window uniformly in ``1..window`` (word2vec's shrinking window:
         a context at distance ``j`` weighs ``(window - j + 1) / window``). ``False``: every
-        context in the window weighs 1, the paper's setting.
+        context in the window weighs 1, the paper's setting. ``"auto"``: chosen at fit time
+        by ``setting`` (``True`` in the dense setting, else ``False``).
     subsample : float, default 0.0
         word2vec's frequent-node subsampling threshold ``t``: an occurrence of ``v`` in the
         walks is dropped (as center and as context) with probability ``1 - sqrt(t / f_v)``,
@@ -161,10 +166,11 @@ class KernelNE(EmbeddingEstimator):
         (:data:`~kernelne.model.auto_setting.DENSE_SETTING`); below, start with the parameters
         as given and, if the robust restart test finds the rows collapsing onto a shell,
         restart with that dense setting instead of a narrower Gaussian. This applies only
-        while ``kernel``, ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and
-        ``beta_select`` are at their defaults, ``robust=True`` and ``partitions=1``;
-        ``setting_`` says what was kept and why (:mod:`kernelne.model.auto_setting`).
-        ``"given"``: the parameters as given, always.
+        while ``kernel``, ``sigma``, ``loss`` and ``window_shrink`` are ``"auto"`` (not
+        given: a value given is used, the paper's too), ``kernels`` and ``beta_select`` at
+        their defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept
+        and why (:mod:`kernelne.model.auto_setting`). ``"given"``: the parameters as given,
+        always (``"auto"``: the paper's values).
     normalize : {"auto", "none"}, default "auto"
         ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
         (``output_scale_``) that brings the median row norm to
@@ -205,8 +211,10 @@ class KernelNE(EmbeddingEstimator):
         With a propagation: the center vectors as trained (times ``output_scale_``), before
         it. None without one.
     setting_ : dict
-        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
-        trained with instead of the estimator's) and ``evidence`` (why).
+        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (the values the
+        parameters left at ``"auto"`` took: those the fit trained with instead of the
+        estimator's), ``given`` (the names of the automatic setting's parameters that were
+        given) and ``evidence`` (why).
     nodes_ : ndarray
         The user's node ids, in row order.
     kernels_ : list of Kernel
@@ -306,8 +314,8 @@ class KernelNE(EmbeddingEstimator):
 
     def __init__(
         self,
-        kernel: str = "gauss",
-        sigma: float = math.sqrt(2.0),
+        kernel: str = "auto",
+        sigma: float | str = "auto",
         alpha: float = 1.0,
         kernels: list[str] | None = None,
         dim: int = 128,
@@ -333,8 +341,8 @@ class KernelNE(EmbeddingEstimator):
         partitions: int = 1,
         partition_dir: str | None = None,
         rounds: int | None = None,
-        loss: str = "squared",
-        window_shrink: bool = False,
+        loss: str = "auto",
+        window_shrink: bool | str = "auto",
         subsample: float = 0.0,
         negative_pool: int | str = "auto",
         beta_select: str | Sequence[float] = "train",
@@ -385,7 +393,8 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             ``kernels`` parsed (or :data:`DEFAULT_DICTIONARY`) for ``kernel="multi"``, else
-            the one kernel ``kernel`` names with its ``sigma`` or ``alpha``.
+            the one kernel ``kernel`` names with its ``sigma`` or ``alpha`` (``"auto"``: the
+            Gaussian of width ``sqrt(2)`` a fit starts with).
 
         Raises
         ------
@@ -400,14 +409,15 @@ class KernelNE(EmbeddingEstimator):
         >>> len(KernelNE(kernel="multi").kernel_dictionary())
         5
         """
-        name = self.kernel.lower()
+        start = resolved(self)  # "auto": the paper's kernel (the dense setting: another)
+        name, sigma = start.kernel.lower(), start.sigma
         if name in ("multi", "multiple"):
             specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
             if isinstance(specs, str):
                 specs = specs.split(",")
             return [parse_kernel(s) if isinstance(s, str) else s for s in specs]
         if name in ("gauss", "gaussian"):
-            return [Kernel("gauss", float(self.sigma))]
+            return [Kernel("gauss", float(sigma))]
         if name in ("sch", "schoenberg"):
             return [Kernel("schoenberg", float(self.alpha))]
         if name in ("linear", "ne", "nokernel"):
