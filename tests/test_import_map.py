@@ -160,3 +160,12 @@ def test_the_module_paths_of_0_2_0_still_import(recwarn):
         with pytest.warns(DeprecationWarning, match=f"import {new}"):
             module = importlib.import_module(old)
         assert module is importlib.import_module(new)
+
+
+def test_the_graphs_import_no_embedding_files(full_graph):
+    """``embedding_io`` reads graph records (``kernelne.graphs``): the graphs' modules write
+    through the base module below both (``kernelne.outputs``), never through it."""
+    bad = {(m, t) for m, t in _imports_from(full_graph, "kernelne.graphs")
+           if _in(t, "kernelne.embedding_io", "kernelne.model", "kernelne.evaluation",
+                  "kernelne.cli", "kernelne.tune", "kernelne.reproduce", "kernelne.baselines")}
+    assert bad == set()

@@ -7,7 +7,8 @@
   refused.
 * ``.npy`` (any case): the ``n x d`` matrix in node order. When the node ids are not ``0..n-1``
   they are written beside it, one per line, to ``NAME.nodes.txt`` (the sidecar: copy it with
-  the ``.npy``).
+  the ``.npy``). A ``NAME.nodes.txt`` that is not the sidecar of the ``NAME.npy`` being
+  replaced is refused (:func:`check_sidecar_replaceable`), never deleted or replaced.
 * ``.parquet`` (any case): a table with a column ``node`` (the ids: integers or strings) and
   the float32 columns ``dim_0`` .. ``dim_{d-1}``, one row per node, for pandas, polars, DuckDB
   or Spark.
@@ -23,6 +24,7 @@ Writes go to a temporary file that is renamed into place, so a failed run leaves
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import zipfile
@@ -80,6 +82,8 @@ def check_embedding_output(path: str | Path, inputs=()) -> None:
     companions = [(nodes_sidecar(path), "the node ids written beside it")] if is_npy(path) else []
     check_output_path(path, inputs, companions=companions)
     check_embedding_suffix(path)
+    if is_npy(path):
+        check_sidecar_replaceable(path)
 
 
 def check_ids_writable(path: str | Path, nodes) -> None:
@@ -117,6 +121,62 @@ def check_ids_writable(path: str | Path, nodes) -> None:
 def nodes_sidecar(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(path.stem + ".nodes.txt")
+
+
+def _count_lines(path: Path) -> int:
+    """The lines of a text file as :func:`_read_sidecar` counts them (a last line may lack
+    its line break)."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def _is_sidecar_of(side: Path, path: Path) -> bool:
+    """Whether the regular file ``side`` is the ids file of the ``.npy`` ``path``: ``path`` is a
+    readable matrix with one row per line of ``side`` (the pair :func:`save_embedding` writes
+    and :func:`load_embedding` reads together)."""
+    try:
+        if not path.is_file() or path.is_symlink():
+            return False
+        shape = np.load(path, mmap_mode="r", allow_pickle=False).shape
+        return len(shape) == 2 and shape[0] == _count_lines(side)
+    except (OSError, ValueError, EOFError, TypeError):
+        return False
+
+
+def check_sidecar_replaceable(path: str | Path) -> None:
+    """Fail now (``InputError``) if writing the ``.npy`` ``path`` would replace or delete a
+    ``NAME.nodes.txt`` beside it that is not its ids file.
+
+    :func:`save_embedding` replaces the sidecar (ids other than ``0..n-1``) or removes it
+    (ids ``0..n-1``). It does so only to the sidecar of the ``.npy`` it replaces (one line per
+    row of that matrix) or to a symbolic link (the link goes, its target is never opened);
+    any other file of that name is the user's and is refused here, before any work.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npy`` output.
+
+    Raises
+    ------
+    InputError
+        ``NAME.nodes.txt`` is a regular file (or a folder) that no ``NAME.npy`` of as many rows
+        stands beside.
+    """
+    path = Path(path)
+    side = nodes_sidecar(path)
+    if side.is_symlink() or not os.path.lexists(side):
+        return
+    if side.is_file() and _is_sidecar_of(side, path):
+        return
+    what = "a folder" if side.is_dir() else "a file"
+    raise InputError(f"{what} of this name is there and is not the ids file of {path} (one "
+                     f"line per row of it): writing {path.name} would replace or delete it; move "
+                     "it away or write another name", side)
 
 
 def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | None = None) -> None:
@@ -159,6 +219,8 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
     if nodes is None:
         nodes = np.arange(n)
     check_ids_writable(STDOUT if to_stdout else path, nodes)
+    if is_npy(path) and not to_stdout:
+        check_sidecar_replaceable(path)
     identity = np.asarray(nodes).dtype.kind in "iu" and np.array_equal(nodes, np.arange(n))
     if to_stdout:
         _write_text(sys.stdout, vectors, nodes)
@@ -182,8 +244,8 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
         if not identity:
             with atomic_path(side) as tmp:
                 tmp.write_text("".join(f"{x}\n" for x in nodes), encoding="utf-8")
-        elif side.exists():
-            side.unlink()
+        elif os.path.lexists(side):
+            side.unlink()  # the sidecar of the matrix just replaced, or a link (not its target)
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         _write_text(fh, vectors, nodes)

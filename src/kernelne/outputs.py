@@ -182,3 +182,57 @@ def atomic_path(path: str | Path):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+_FOLDER_LOCKS: dict[tuple[str, int], list] = {}  # (folder, thread): [descriptor, depth]
+
+
+@contextmanager
+def folder_lock(folder: str | Path, what: str = "another process"):
+    """Hold an exclusive lock on the existing ``folder`` for the block (``flock`` on the folder
+    itself: no lock file, released when the process ends, however it ends).
+
+    One writer at a time: a second process (or thread) asking for it while it is held gets an
+    :class:`InputError` at once; the thread holding it may ask again (nested blocks).
+
+    Parameters
+    ----------
+    folder : str or Path
+        The folder, which must exist.
+    what : str, default "another process"
+        Who holds it, as the refusal names them (e.g. ``"another split"``).
+
+    Raises
+    ------
+    InputError
+        The folder is locked by another process or thread, or cannot be opened.
+    """
+    import fcntl
+    import threading
+
+    key = (os.path.realpath(folder), threading.get_ident())
+    held = _FOLDER_LOCKS.get(key)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise InputError(f"cannot open the folder: {exc.strerror or exc}", folder) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"{what} is writing into this folder now: wait for it to end or "
+                             "choose another folder", folder) from None
+        _FOLDER_LOCKS[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _FOLDER_LOCKS[key]
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -67,7 +67,8 @@ def test_prone_matrix_is_the_shifted_log_of_the_walk_on_the_edges_only():
 
 def test_prone_refuses_a_dimension_of_the_graphs_size():
     graph = from_networkx(nx.path_graph(6))
-    with pytest.raises(ValueError, match="dim = 6 must be smaller than the number of nodes"):
+    with pytest.raises(ValueError, match=r"ProNE: dim=6 must be smaller than the number of "
+                                         r"nodes \(6\)"):
         ProNE(dim=6).fit(graph)
 
 

@@ -149,3 +149,51 @@ def test_a_baseline_summary_names_its_propagation(tmp_path, capsys):
     model = DeepWalk(dim=4, walks_per_node=2, workers=1, random_state=0, propagate=True)
     assert model.fit(KARATE).propagation_ == Propagation()
     assert model.propagation_reason_ == "as given"
+
+
+# P13, P13c, P14: the output has --dim columns, or the run is refused
+
+def _complete(path, n):
+    path.write_text("".join(f"{a} {b}\n" for a in range(n) for b in range(a + 1, n)))
+    return path
+
+
+def test_auto_on_fewer_nodes_than_dim_keeps_dim_columns(tmp_path, capsys):
+    graph = _complete(tmp_path / "k20.txt", 20)
+    out, model = tmp_path / "e.npy", tmp_path / "m.npz"
+    code, err = _run(["embed", graph, "-o", out, "--model-out", model, "--walks-per-node", "2",
+                      "--workers", "1", "--seed", "0", "--quiet"], capsys)
+    assert code == 0, err
+    assert np.load(out).shape == (20, 128)
+    assert _run(["update", model, graph, "-o", tmp_path / "u.npy", "--quiet"], capsys)[0] == 0
+    assert np.load(tmp_path / "u.npy").shape == (20, 128)
+
+
+def test_auto_on_fewer_nodes_than_dim_is_said(tmp_path, capsys):
+    graph = _complete(tmp_path / "k20.txt", 20)
+    assert main(["embed", str(graph), "-o", str(tmp_path / "e.npy"), "--walks-per-node", "2",
+                 "--workers", "1", "--seed", "0", "--dim", "24"]) == 0
+    assert "propagated no (auto: 20 nodes, fewer than dim 24)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method", ["kernelne", "deepwalk"])
+def test_a_given_propagation_on_fewer_nodes_than_dim_is_refused(tmp_path, capsys, method):
+    graph = tmp_path / "tiny.txt"
+    graph.write_text("0 1\n1 2\n")
+    out, model = tmp_path / "e.npy", tmp_path / "m.npz"
+    extra = ["--model-out", str(model)] if method == "kernelne" else []
+    code, err = _run(["embed", graph, "-o", out, "--dim", "8", "--propagate", "--method", method,
+                      "--walks-per-node", "2", "--workers", "1", "--seed", "0", "--quiet",
+                      *extra], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert ("the spectral propagation (--propagate) keeps one column per node at most: --dim 8 "
+            "must be at most the number of nodes (3): choose a smaller --dim") in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.txt"]
+
+
+def test_prone_refuses_dim_as_large_as_the_graph_in_the_same_words(tmp_path, capsys):
+    code, err = _run(["embed", KARATE, "-o", tmp_path / "e.npy", "--dim", "64", "--seed", "0",
+                      "--quiet", "--method", "prone"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "ProNE: --dim 64 must be smaller than the number of nodes (34): choose a smaller --dim" \
+        in err

@@ -207,8 +207,8 @@ def test_reproduce_out_dir_is_not_its_config(tmp_path, capsys):
 
 def test_model_out_failure_leaves_the_older_files(tmp_path, graph_file, capsys, monkeypatch):
     out, model = tmp_path / "e.npy", tmp_path / "m.npz"
-    out.write_bytes(b"older embedding")
-    (tmp_path / "e.nodes.txt").write_text("older ids\n")
+    save_embedding(out, np.ones((1, 2)), np.array(["older ids"], dtype=object))  # an older pair
+    older = out.read_bytes()
     import kernelne.model.model_file as model_file
 
     real_savez = np.savez
@@ -221,7 +221,7 @@ def test_model_out_failure_leaves_the_older_files(tmp_path, graph_file, capsys, 
     monkeypatch.setattr(model_file.np, "savez", full_disk)
     code, err = _run(["embed", graph_file, "-o", out, "--model-out", model, *FAST], capsys)
     assert code == 2 and "No space left on device" in err and "Traceback" not in err
-    assert out.read_bytes() == b"older embedding"
+    assert out.read_bytes() == older
     assert (tmp_path / "e.nodes.txt").read_text() == "older ids\n"
     assert sorted(os.listdir(tmp_path)) == ["e.nodes.txt", "e.npy", "g.txt"]
 
@@ -590,3 +590,31 @@ def test_a_nul_byte_in_an_id_is_refused(tmp_path, capsys):
     code, err = _run(["embed", graph, "-o", tmp_path / "o.txt", *FAST], capsys)
     assert code == 2 and "holds a NUL byte" in err and "'1\\x00'" in err
     assert not (tmp_path / "o.txt").exists()
+
+
+# SC2: -o NAME.npy never deletes or replaces a NAME.nodes.txt the user wrote
+
+@pytest.mark.parametrize("graph", ["ints", "strings"])
+def test_embed_npy_refuses_a_foreign_nodes_file(tmp_path, capsys, monkeypatch, graph):
+    edges = tmp_path / "g.txt"
+    edges.write_text(EDGES if graph == "ints" else "a b\nb c\nc a\nc d\n")
+    notes = tmp_path / "e.nodes.txt"
+    notes.write_text("notes about the run\n")
+    _no_work(monkeypatch)
+    code, err = _run(["embed", edges, "-o", tmp_path / "e.npy", *FAST], capsys)
+    assert code == 2 and "e.nodes.txt: a file of this name is there" in err
+    assert len(err.strip().splitlines()) == 1
+    assert notes.read_text() == "notes about the run\n"
+    assert sorted(os.listdir(tmp_path)) == ["e.nodes.txt", "g.txt"]
+
+
+def test_embed_npy_replaces_its_own_pair(tmp_path, capsys):
+    strings = tmp_path / "s.txt"
+    strings.write_text("a b\nb c\nc a\nc d\n")
+    ints = tmp_path / "g.txt"
+    ints.write_text(EDGES)
+    out = tmp_path / "e.npy"
+    assert _run(["embed", strings, "-o", out, *FAST], capsys)[0] == 0
+    assert (tmp_path / "e.nodes.txt").read_text() == "a\nb\nc\nd\n"
+    assert _run(["embed", ints, "-o", out, *FAST], capsys)[0] == 0  # 0..n-1: the ids go
+    assert not (tmp_path / "e.nodes.txt").exists() and load_embedding(out)[0].shape[0] == 30

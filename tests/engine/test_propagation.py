@@ -23,6 +23,7 @@ from kernelne.engine.propagation import (
     propagate_rows,
     with_self_loops,
 )
+from kernelne.errors import ParamError
 
 
 def _ring_with_chords(n: int = 12) -> sp.csr_matrix:
@@ -171,16 +172,16 @@ def test_cost_grows_linearly_in_the_edges():
 
 def test_auto_propagates_where_the_filter_fits_in_the_memory_available(monkeypatch):
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))
-    need = propagation_module.filter_bytes(full, 128)
-    assert need == 3 * 10 * 128 * 4 + 16 * (2 * 90 + 10) + 160
+    need = propagation_module.filter_bytes(full, 8)
+    assert need == 3 * 10 * 8 * 4 + 16 * (2 * 90 + 10) + 160
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: need - 1)
-    assert choose_propagation("auto", full) == (
+    assert choose_propagation("auto", full, dim=8) == (
         None, "auto: the filter needs 0.0 GiB, 0.0 GiB available")
-    assert choose_propagation(True, full) == (Propagation(), "as given")
+    assert choose_propagation(True, full, dim=8) == (Propagation(), "as given")
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: need)
-    assert choose_propagation("auto", full)[0] == Propagation()
+    assert choose_propagation("auto", full, dim=8)[0] == Propagation()
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: None)
-    assert choose_propagation("auto", full)[0] == Propagation()
+    assert choose_propagation("auto", full, dim=8)[0] == Propagation()
 
 
 def test_mean_degree_is_of_the_undirected_graph_over_nodes_with_an_edge():
@@ -193,13 +194,17 @@ def test_mean_degree_is_of_the_undirected_graph_over_nodes_with_an_edge():
 
 def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
     ring = _ring_with_chords()  # mean degree 2.5
-    assert choose_propagation("auto", ring) == (None, "auto: mean degree 2.5 < 8")
+    assert choose_propagation("auto", ring, dim=8) == (None, "auto: mean degree 2.5 < 8")
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))  # mean degree 9
-    assert choose_propagation("auto", full) == (Propagation(), "auto: mean degree 9.0 >= 8")
-    assert choose_propagation(" auto ", full, partitioned=True)[0] is None
-    assert choose_propagation("auto", full, dim=12_800_000)[0] == Propagation()
-    assert choose_propagation(True, ring) == (Propagation(), "as given")
-    assert choose_propagation("order=3", full) == (Propagation(order=3), "as given")
+    assert choose_propagation("auto", full, dim=8) == (Propagation(),
+                                                       "auto: mean degree 9.0 >= 8")
+    assert choose_propagation(" auto ", full, dim=8, partitioned=True)[0] is None
+    assert choose_propagation("auto", full, dim=10)[0] == Propagation()
+    assert choose_propagation("auto", full, dim=11) == (None, "auto: 10 nodes, fewer than dim 11")
+    assert choose_propagation(True, ring, dim=8) == (Propagation(), "as given")
+    assert choose_propagation("order=3", full, dim=10) == (Propagation(order=3), "as given")
+    with pytest.raises(ParamError, match=r"dim=11 must be at most the number of nodes \(10\)"):
+        choose_propagation("order=3", full, dim=11)
     assert choose_propagation(False, full) == (None, "as given")
     assert AUTO_MIN_DEGREE == 8.0
     check_propagation("auto")

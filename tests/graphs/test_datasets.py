@@ -194,3 +194,37 @@ def test_a_bad_manifest_is_one_line_naming_it(tmp_path, capsys, manifest, proble
         assert _datasets_error(capsys, *args).startswith(
             f"kernelne: error: {tmp_path / 'MANIFEST.json'}: {problem}")
     assert list(out.iterdir()) == [] and not (tmp_path.parent / "escaped.edgelist").exists()
+
+
+# DS1: --copy never replaces a user's file of the same name unless --force is given
+
+def test_copy_refuses_to_replace_the_users_files(no_env, capsys, tmp_path):
+    from kernelne.graphs.datasets import copy_dataset
+
+    edited = tmp_path / "karate.edgelist"
+    edited.write_text("an edited graph 0 1\n")
+    (tmp_path / "karate.labels").write_text("edited labels\n")
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"{edited}: exists and is not the packaged karate.edgelist" in captured.err
+    assert "--force" in captured.err
+    assert edited.read_text() == "an edited graph 0 1\n"
+    assert (tmp_path / "karate.labels").read_text() == "edited labels\n"
+    edited.unlink()  # only the labels differ: nothing is written either
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 2
+    assert "karate.labels: exists" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.labels"]
+    with pytest.raises(InputError, match="refusing to replace"):
+        copy_dataset("karate", tmp_path)
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path), "--force"]) == 0
+    assert capsys.readouterr().out.count("wrote") == 2
+    assert len((tmp_path / "karate.labels").read_text().splitlines()) == 34
+    assert main(["datasets", "--copy", "karate", "--out-dir", str(tmp_path)]) == 0  # the same
+    assert capsys.readouterr().out.count("kept") == 2
+
+
+def test_copy_help_names_force(capsys):
+    with pytest.raises(SystemExit):
+        main(["datasets", "--help"])
+    assert "--force" in capsys.readouterr().out

@@ -45,10 +45,12 @@ def fit(graph: Graph, **params) -> KernelNE:
 def test_a_graph_of_mean_degree_8_or_more_trains_the_dense_setting_bit_for_bit(dense):
     auto = fit(dense)
     assert auto.setting_["name"] == "dense"
-    assert auto.setting_["params"] == {"kernel": "schoenberg", "window_shrink": True}
+    assert auto.setting_["params"] == {"kernel": "schoenberg", "sigma": 2 ** 0.5,
+                                       "loss": "squared", "window_shrink": True}
+    assert auto.setting_["given"] == []
     assert auto.setting_["evidence"] == "mean degree 49.1 >= 8"
     assert [k.kind for k in auto.kernels_] == ["schoenberg"]
-    assert auto.kernel == "gauss" and auto.window_shrink is False  # parameters untouched
+    assert auto.kernel == "auto" and auto.window_shrink == "auto"  # parameters untouched
     given = fit(dense, kernel="schoenberg", window_shrink=True, setting="given")
     np.testing.assert_array_equal(auto.embedding_, given.embedding_)
     assert auto.output_scale_ == given.output_scale_
@@ -166,3 +168,97 @@ def test_cli_paper_is_the_papers_algorithm_and_setting_bit_for_bit(dense, tmp_pa
     assert "rows       scaled by" in out
     np.testing.assert_array_equal(np.load(tmp_path / "auto.npy"),
                                   fit(dense, propagate="auto").embedding_)
+
+
+# S4: a value given is used as given, the default's (the paper's) value too
+
+PAPER_VALUES = [("kernel", "gauss"), ("sigma", 2 ** 0.5), ("loss", "squared"),
+                ("window_shrink", False)]
+
+
+@pytest.fixture(scope="module")
+def paper_rows(dense) -> KernelNE:
+    """The paper's setting on the dense graph: the Gaussian of sigma sqrt 2, squared loss,
+    every context weighing 1 (robust restarts on, as in an automatic fit)."""
+    return fit(dense, setting="given")
+
+
+@pytest.mark.parametrize("name, value", PAPER_VALUES)
+def test_a_parameter_given_at_the_papers_value_is_used_on_a_dense_graph(dense, paper_rows,
+                                                                       name, value):
+    model = fit(dense, **{name: value})
+    assert getattr(model, name) == value  # get_params keeps what was given
+    assert [k.kind for k in model.kernels_] == ["gauss"]
+    assert model.setting_["name"] == "given" and model.setting_["given"] == [name]
+    assert model.setting_["evidence"] == f"the parameters as given ({name} given)"
+    assert name not in model.setting_["params"]
+    assert model.setting_["params"] == {k: v for k, v in auto_setting.PAPER_SETTING.items()
+                                        if k != name}
+    np.testing.assert_array_equal(model.embedding_, paper_rows.embedding_)
+
+
+def test_a_parameter_given_at_the_dense_settings_value_is_used_alone(dense):
+    model = fit(dense, kernel="schoenberg")
+    assert [k.kind for k in model.kernels_] == ["schoenberg"]
+    assert model.setting_["given"] == ["kernel"]
+    assert model.setting_["params"]["window_shrink"] is False  # "auto", not chosen: the paper's
+
+
+def test_auto_values_round_trip_through_get_params_and_clone():
+    from sklearn.base import clone
+
+    model = KernelNE(kernel="gauss", window_shrink=False)
+    copy = clone(model)
+    assert copy.get_params() == model.get_params()
+    assert copy.kernel == "gauss" and copy.window_shrink is False and copy.sigma == "auto"
+    assert chooses(clone(KernelNE())) and not chooses(copy)
+    assert KernelNE().set_params(loss="squared").loss == "squared"
+
+
+@pytest.mark.parametrize("flag, value", [("--kernel", "gauss"),
+                                         ("--sigma", "1.4142135623730951"),
+                                         ("--loss", "squared"), ("--no-window-shrink", None)])
+def test_cli_an_option_given_at_the_papers_value_is_used(dense, paper_rows, tmp_path, capsys,
+                                                        flag, value):
+    from kernelne.cli.app import main
+    from kernelne.graphs.npz import save_graph
+
+    path = tmp_path / "dense.npz"
+    save_graph(dense, path)
+    given = [flag] if value is None else [flag, value]
+    assert main(["embed", str(path), "-o", str(tmp_path / "e.npy"), "--dim", "32",
+                 "--walks-per-node", "10", "--workers", "1", "--seed", "0",
+                 "--propagate", "off", *given]) == 0
+    out = capsys.readouterr().out
+    name = flag.removeprefix("--no-").removeprefix("--").replace("-", "_")
+    assert f"setting    given: the parameters as given ({name} given)\n" in out
+    assert "kernel     gauss:1.41421\n" in out
+    shown = {"--kernel": "--kernel gauss", "--sigma": "--sigma 1.4142",
+             "--loss": "--loss squared", "--no-window-shrink": "--window-shrink off"}[flag]
+    assert f"; given: {shown}\n" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "e.npy"), paper_rows.embedding_)
+
+
+def test_cli_nothing_given_chooses_and_says_so(dense, tmp_path, capsys):
+    from kernelne.cli.app import main
+    from kernelne.graphs.npz import save_graph
+
+    path = tmp_path / "dense.npz"
+    save_graph(dense, path)
+    assert main(["embed", str(path), "-o", str(tmp_path / "e.npy"), "--dim", "32",
+                 "--walks-per-node", "10", "--workers", "1", "--seed", "0", "--propagate",
+                 "off"]) == 0
+    out = capsys.readouterr().out
+    assert ("values     chosen: --kernel schoenberg, --loss squared, --window-shrink on; "
+            "given: none\n") in out
+    np.testing.assert_array_equal(np.load(tmp_path / "e.npy"), fit(dense).embedding_)
+
+
+def test_a_propagation_given_is_used_where_auto_would_not_choose_it(sparse, dense):
+    from kernelne.engine.propagation import Propagation
+
+    on = fit(sparse, propagate=True)  # mean degree 7: "auto" would leave the rows
+    assert on.propagation_ == Propagation() and "propagation" not in on.setting_
+    off = fit(dense, propagate=False)  # mean degree 49: "auto" would propagate
+    assert off.propagation_ is None and "propagation" not in off.setting_
+    assert fit(dense, propagate="auto").propagation_ == Propagation()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -241,9 +243,10 @@ def test_string_ids_npy_round_trip_with_sidecar(string_fit, tmp_path):
 def test_integer_ids_round_trips(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(4, 3)).astype(np.float32)
-    # identity ids: no sidecar, and a stale sidecar is removed
+    # identity ids: no sidecar, and the sidecar of the matrix it replaces is removed
     out = tmp_path / "x.npy"
-    nodes_sidecar(out).write_text("stale\n")
+    save_embedding(out, X, np.array(list("abcd"), dtype=object))
+    assert nodes_sidecar(out).is_file()
     save_embedding(out, X)
     assert not nodes_sidecar(out).exists()
     vectors, nodes = load_embedding(out)
@@ -369,3 +372,29 @@ def test_the_rows_start_on_cache_lines(small_graph):
     model = KernelNE(dim=16, walks_per_node=2, random_state=0, workers=1).fit(small_graph)
     assert model.embedding_.ctypes.data % LINE == 0
     assert model.context_embedding_.ctypes.data % LINE == 0
+
+
+# SC2: a NAME.nodes.txt that is not the ids file of NAME.npy is the user's: never deleted
+
+@pytest.mark.parametrize("ids", [None, np.array(list("abcd"), dtype=object)])
+def test_save_npy_keeps_a_foreign_nodes_file(tmp_path, ids):
+    X = np.zeros((4, 3), dtype=np.float32)
+    out, side = tmp_path / "x.npy", tmp_path / "x.nodes.txt"
+    side.write_text("notes about the run\n")
+    with pytest.raises(InputError, match="x.nodes.txt: a file of this name is there and is "
+                                         "not the ids file of"):
+        save_embedding(out, X, ids)
+    assert side.read_text() == "notes about the run\n" and not out.exists()
+    np.save(out, np.zeros((2, 3), dtype=np.float32))  # a matrix of other rows beside it
+    with pytest.raises(InputError, match="not the ids file"):
+        save_embedding(out, X, ids)
+    assert side.read_text() == "notes about the run\n"
+    assert np.load(out).shape == (2, 3)
+
+
+def test_save_npy_removes_a_linked_nodes_file_not_its_target(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim\n")
+    os.symlink(victim, tmp_path / "x.nodes.txt")
+    save_embedding(tmp_path / "x.npy", np.zeros((4, 3), dtype=np.float32))
+    assert not os.path.lexists(tmp_path / "x.nodes.txt") and victim.read_text() == "victim\n"

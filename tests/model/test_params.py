@@ -22,7 +22,7 @@ from kernelne.cli.options import (
     option_type,
 )
 from kernelne.engine.trainer import LOSSES
-from kernelne.model.auto_setting import CHOICE_DEFAULTS, NORMALIZE, SETTINGS
+from kernelne.model.auto_setting import CHOICE_DEFAULTS, NORMALIZE, PAPER_SETTING, SETTINGS
 from kernelne.model.kernelne import BETA_UPDATES
 from kernelne.model.params import (
     PARAMS,
@@ -65,7 +65,8 @@ def test_the_constructor_signature_is_the_table():
     sig = constructor_defaults()
     assert list(sig) == NAMES  # names and order
     assert sig == defaults()
-    assert isinstance(sig["sigma"], float) and sig["sigma"] == math.sqrt(2.0)
+    assert {name: sig[name] for name in ("kernel", "sigma", "loss", "window_shrink")} == {
+        "kernel": "auto", "sigma": "auto", "loss": "auto", "window_shrink": "auto"}
 
 
 def test_the_docstring_lists_the_table_and_the_paper_symbols():
@@ -96,7 +97,8 @@ def test_defaults_and_lookups():
 # ---- every rule refuses a bad value with its message -----------------------------------------
 
 BAD = [
-    ("kernel", "bogus", r"^unknown kernel 'bogus' \(use gauss, schoenberg, linear or multi\)$"),
+    ("kernel", "bogus", r"^unknown kernel 'bogus' \(use auto, gauss, schoenberg, linear or "
+                        r"multi\)$"),
     ("kernel", 3, r"^unknown kernel 3 "),
     ("sigma", -1.0, r"^sigma must be greater than 0, got -1.0$"),
     ("sigma", math.nan, r"^sigma must be a finite number, got nan$"),
@@ -130,8 +132,10 @@ BAD = [
     ("partitions", 0, r"^partitions must be at least 1"),
     ("partition_dir", 3, r"^partition_dir must be None, a folder or a URL, got 3$"),
     ("rounds", 0, r"^rounds must be at least 1"),
-    ("loss", "l2", r"^loss must be one of squared, loglik, got 'l2'$"),
-    ("window_shrink", 1, r"^window_shrink must be True or False, got 1$"),
+    ("loss", "l2", r"^loss must be one of auto, squared, loglik, got 'l2'$"),
+    ("window_shrink", 1, r"^window_shrink must be 'auto', True or False, got 1$"),
+    ("window_shrink", "yes", r"^window_shrink must be 'auto', True or False, got 'yes'$"),
+    ("sigma", "automatic", r"^sigma must be a finite number, got 'automatic'$"),
     ("subsample", 1.0, r"^subsample must be a threshold in \[0, 1\) \(0 = off; word2vec uses "
                        r"1e-3 to 1e-5\), got 1.0$"),
     ("subsample", math.nan, r"^subsample must be a threshold in \[0, 1\)"),
@@ -174,6 +178,8 @@ def test_every_rule_refuses_a_bad_value_with_its_message(name, value, message):
     ("kernels", ["gauss:1", "sch:2"]), ("negatives", 0), ("workers", -1), ("workers", None),
     ("dim", np.int64(8)), ("random_state", np.random.default_rng(0)), ("rounds", None),
     ("window_shrink", np.bool_(True)), ("negative_pool", 0), ("negative_pool", np.int32(64)),
+    ("kernel", "auto"), ("kernel", "AUTO"), ("sigma", "auto"), ("loss", "auto"),
+    ("window_shrink", "auto"),
     ("partition_dir", "s3://bucket/run"), ("subsample", 1e-3), ("reg", 0),
 ])
 def test_rules_accept_the_documented_forms(name, value):
@@ -247,15 +253,17 @@ def test_the_option_maps_come_from_the_table():
 
 
 def test_the_automatic_setting_defaults_come_from_the_table():
-    assert CHOICE_DEFAULTS == {"kernel": "gauss", "sigma": math.sqrt(2.0), "kernels": None,
-                               "loss": "squared", "window_shrink": False,
+    assert CHOICE_DEFAULTS == {"kernel": "auto", "sigma": "auto", "kernels": None,
+                               "loss": "auto", "window_shrink": "auto",
                                "beta_select": "train"}
+    assert PAPER_SETTING == {"kernel": "gauss", "sigma": math.sqrt(2.0), "loss": "squared",
+                             "window_shrink": False}
     sig = constructor_defaults()
     assert all(CHOICE_DEFAULTS[name] == sig[name] for name in CHOICE_DEFAULTS)
 
 
 def test_the_choices_are_those_of_the_code_that_reads_them():
-    assert tuple(LOSSES) == param("loss").rule.choices
+    assert ("auto", *LOSSES) == param("loss").rule.choices
     assert BETA_UPDATES == ("projected", "simplex")
     assert SETTINGS == ("auto", "given") and NORMALIZE == ("auto", "none")
 

@@ -153,3 +153,44 @@ def test_a_bad_setting_is_refused_before_the_fit(graph):
     with pytest.raises(ValueError, match=r"^propagate: theta must be > 0, got 0$"):
         model.fit(graph)
     assert not hasattr(model, "embedding_")
+
+
+# P13, P13c, P14: a propagation keeps at most one column per node
+
+@pytest.fixture(scope="module")
+def complete20() -> Graph:
+    """The complete graph of 20 nodes: mean degree 19, fewer nodes than the default dim."""
+    u, v = np.triu_indices(20, 1)
+    return Graph.from_edges(u, v, n_nodes=20)
+
+
+def test_auto_does_not_propagate_fewer_nodes_than_dim(complete20):
+    model = KernelNE(random_state=0, workers=1, walks_per_node=2, verbose=False).fit(complete20)
+    assert model.embedding_.shape == (20, 128) and model.propagation_ is None
+    assert model.setting_["propagation"] == "auto: 20 nodes, fewer than dim 128"
+    at_twenty = KernelNE(**{**SMALL, "dim": 20, "propagate": "auto"}).fit(complete20)
+    assert at_twenty.embedding_.shape == (20, 20) and at_twenty.propagation_ == Propagation()
+
+
+@pytest.mark.parametrize("spec", [True, "order=1", "order=5,theta=1"])
+def test_a_given_propagation_on_fewer_nodes_than_dim_is_refused_before_the_fit(
+        complete20, monkeypatch, spec):
+    import kernelne.model.kernelne as estimator
+
+    monkeypatch.setattr(estimator, "fit_in_memory", lambda *a, **k: pytest.fail("trained"))
+    model = KernelNE(**{**SMALL, "dim": 21, "propagate": spec})
+    with pytest.raises(ValueError, match=r"^the spectral propagation \(propagate\) keeps one "
+                                         r"column per node at most: dim=21 must be at most the "
+                                         r"number of nodes \(20\): choose a smaller dim"):
+        model.fit(complete20)
+    assert not hasattr(model, "embedding_")
+
+
+def test_a_baseline_refuses_a_given_propagation_on_fewer_nodes_than_dim(complete20,
+                                                                        monkeypatch):
+    from kernelne.baselines import DeepWalk
+
+    model = DeepWalk(dim=32, propagate=True, walks_per_node=2, workers=1)
+    monkeypatch.setattr(DeepWalk, "_embed", lambda *a: pytest.fail("trained"))
+    with pytest.raises(ValueError, match=r"dim=32 must be at most the number of nodes \(20\)"):
+        model.fit(complete20)

@@ -115,3 +115,63 @@ def test_tags_declare_a_pairwise_non_negative_graph(estimator):
     assert tags.input_tags.pairwise and tags.input_tags.sparse
     assert tags.input_tags.positive_only and not tags.target_tags.required
     assert tags.requires_fit
+
+
+# set_output(transform="pandas") on a graph: the frame's index is the node ids
+
+def _graphs():
+    """The karate club as an edge table (more edges than nodes), as an edge table of as
+    many edges as nodes (a ring), as networkx, igraph-like and ``edge_index``-like objects."""
+    pd = pytest.importorskip("pandas")
+    import networkx as nx
+
+    from kernelne import load_dataset
+
+    edges = load_dataset("karate").graph.edges()
+    ring = [(f"n{i}", f"n{(i + 1) % 12}") for i in range(12)]
+
+    class EdgeIndex:  # a PyG Data in miniature
+        edge_index = edges.T.copy()
+        num_nodes = 34
+
+    return {
+        "edge table": pd.DataFrame(edges + 100, columns=["source", "target"]),
+        "ring table": pd.DataFrame(ring, columns=["source", "target"],
+                                   index=[f"row{i}" for i in range(12)]),
+        "networkx": nx.relabel_nodes(nx.karate_club_graph(), lambda v: f"v{v}"),
+        "edge_index": EdgeIndex(),
+    }
+
+
+@pytest.mark.parametrize("kind", ["edge table", "ring table", "networkx", "edge_index"])
+def test_set_output_pandas_indexes_the_rows_by_node(kind):
+    pd = pytest.importorskip("pandas")
+    graph = _graphs()[kind]
+    model = KernelNE(**WALKS).set_output(transform="pandas")
+    frame = model.fit_transform(graph)
+    assert isinstance(frame, pd.DataFrame) and frame.shape == model.embedding_.shape
+    assert frame.index.tolist() == model.nodes_.tolist() and frame.index.name == "node"
+    np.testing.assert_array_equal(frame.to_numpy(), model.embedding_)
+    again = model.transform(graph)
+    assert again.index.tolist() == model.nodes_.tolist()
+    assert model.transform().index.tolist() == model.nodes_.tolist()
+
+
+def test_set_output_pandas_indexes_igraph_rows_by_node():
+    pytest.importorskip("pandas")
+    ig = pytest.importorskip("igraph")
+    graph = ig.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    graph.vs["name"] = ["a", "b", "c", "d"]
+    frame = KernelNE(**{**WALKS, "dim": 2}).set_output(transform="pandas").fit_transform(graph)
+    assert frame.index.tolist() == ["a", "b", "c", "d"]
+
+
+def test_set_output_pandas_keeps_the_index_of_a_matrix_frame():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    A = (rng.random((12, 12)) < 0.4).astype(float)
+    A = np.triu(A, 1) + np.triu(A, 1).T
+    names = [f"node{i}" for i in range(12)]
+    frame = KernelNE(**WALKS).set_output(transform="pandas").fit_transform(
+        pd.DataFrame(A, index=names, columns=names))
+    assert frame.index.tolist() == names

@@ -7,7 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from kernelne.engine.propagation import check_propagation, choose_propagation, propagate_rows
+from kernelne.engine.propagation import (
+    check_propagation,
+    choose_propagation,
+    is_auto,
+    propagate_rows,
+)
 from kernelne.graphs.graph import Graph
 from kernelne.model.estimator import EmbeddingEstimator, check_int_params
 
@@ -63,6 +68,8 @@ class BaselineEmbedding(EmbeddingEstimator):
         g = self._fit_graph(graph)
         spec = False if self.propagates_itself else getattr(self, "propagate", False)
         check_propagation(spec)  # ValueError before the fit if the setting is bad
+        if not is_auto(spec) and hasattr(self, "dim"):  # one given on too few nodes: now
+            choose_propagation(spec, g.adjacency(), int(self.dim))
         start = time.perf_counter()
         emb = self._embed(g)
         settings, why = choose_propagation(spec, g.adjacency(), emb.shape[1])

@@ -31,6 +31,7 @@ from sklearn.utils.extmath import randomized_svd
 
 from kernelne.baselines._base import BaselineEmbedding
 from kernelne.engine.sampling import random_generator
+from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
 from kernelne.model.estimator import check_int_params
 
@@ -232,7 +233,8 @@ class NetMF(BaselineEmbedding):
     def _embed(self, graph: Graph) -> np.ndarray:
         dim = self._check_dim()
         if dim >= graph.n_nodes:
-            raise ValueError(f"dim = {dim} must be smaller than the number of nodes")
+            raise ParamError(f"NetMF: {{dim={dim}}} must be smaller than the number "
+                             f"of nodes ({graph.n_nodes:,}): choose a smaller {{dim}}")
         m = self.matrix(graph)
         rng = random_generator(self.random_state)
         return svd_embedding(m, dim, self.svd, rng)

@@ -24,6 +24,7 @@ from sklearn.utils.extmath import randomized_svd
 from kernelne.baselines._base import BaselineEmbedding
 from kernelne.engine.propagation import check_propagation, choose_propagation, propagate_rows
 from kernelne.engine.sampling import random_generator
+from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
 
 
@@ -114,7 +115,8 @@ class ProNE(BaselineEmbedding):
         dim = self._check_dim()
         check_propagation(self.propagate)
         if dim >= graph.n_nodes:
-            raise ValueError(f"dim = {dim} must be smaller than the number of nodes")
+            raise ParamError(f"ProNE: {{dim={dim}}} must be smaller than the number "
+                             f"of nodes ({graph.n_nodes:,}): choose a smaller {{dim}}")
         a = graph.adjacency()
         seed = int(random_generator(self.random_state).integers(2**31))
         rows = randomized_rows(prone_matrix(a), dim, seed)

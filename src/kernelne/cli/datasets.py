@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from kernelne.cli.grammar import add_command
 
@@ -17,8 +18,12 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
     folder = find_data_dir(args.data_dir)
     if args.copy is not None:  # --copy "" is an unknown name, not no --copy
-        for path in copy_dataset(args.copy, args.out_dir, folder):
-            print(f"wrote {path}")
+        there = set(os.listdir(args.out_dir)) if os.path.isdir(args.out_dir) else set()
+        for path in copy_dataset(args.copy, args.out_dir, folder, overwrite=args.force):
+            if path.name in there and not args.force:
+                print(f"kept {path} (it holds the packaged file already)")
+            else:
+                print(f"wrote {path}")
         return 0
     if args.path is not None:
         print(dataset_file(args.path, folder) if args.path else folder)
@@ -49,7 +54,9 @@ def register(subparsers) -> None:
         description="List the networks of the data folder with their statistics: by default "
         "the paper's seven networks and the karate club of the examples, shipped with the "
         "package (or $KERNELNE_DATA if set). --copy writes one as plain text into the current "
-        "folder (NAME.edgelist, NAME.labels), the input of the examples of every command.")
+        "folder (NAME.edgelist, NAME.labels), the input of the examples of every command; "
+        "it never replaces a file of those names holding something else unless --force is "
+        "given.")
     p.add_argument("--data-dir", metavar="DIR",
                    help="data folder with MANIFEST.json (default: $KERNELNE_DATA, else the "
                    "packaged networks)")
@@ -61,4 +68,7 @@ def register(subparsers) -> None:
                    "into --out-dir")
     p.add_argument("--out-dir", metavar="DIR", default=".",
                    help="folder for --copy (default: the current folder)")
+    p.add_argument("--force", action="store_true",
+                   help="with --copy, replace files of the same names; without it, a file "
+                   "there that differs from the packaged one is refused and nothing is written")
     p.set_defaults(func=cmd_datasets)

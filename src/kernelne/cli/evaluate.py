@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from kernelne.cli.grammar import (
 from kernelne.errors import InputError, quote
 from kernelne.evaluation.choices import OPERATORS, PAPER_RATIOS, RULE_NAMES, RULES, SELECT_CS
 from kernelne.evaluation.results import check_results_path
-from kernelne.outputs import check_output_path
+from kernelne.outputs import check_output_path, folder_lock
 
 
 def parse_ratios(text: str) -> list[float]:
@@ -172,9 +173,25 @@ def cmd_split(args: argparse.Namespace) -> int:
         (folder / name, f"written by split into --out-dir {args.out_dir}")
         for name in SPLIT_FILES])
     start = time.perf_counter()
-    split = make_link_split(args.graph, test_fraction=args.test_fraction, seed=args.seed,
-                            cap=args.cap)
-    split.save(args.out_dir)
+    try:
+        folder.mkdir()
+        created = True
+    except FileExistsError:
+        created = False
+    except OSError as exc:
+        raise InputError(f"cannot create the folder: {exc.strerror or exc}", folder) from None
+    locked = False
+    try:
+        with folder_lock(folder, f"another split (--out-dir {args.out_dir})"):
+            locked = True  # one split into a folder at a time: its three files are one run's
+            split = make_link_split(args.graph, test_fraction=args.test_fraction,
+                                    seed=args.seed, cap=args.cap)
+            split.save(args.out_dir)
+    except BaseException:
+        if created and locked:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # made for this run and left empty: removed again
+        raise
     info = split.info
     print(f"graph      {info['nodes']:,} nodes, {info['edges']:,} edges; largest component "
           f"{info['lcc_nodes']:,} nodes, {info['lcc_edges']:,} edges")
@@ -293,7 +310,9 @@ def _register_split(subparsers) -> None:
     split = add_command(
         subparsers, "split", help="make a link-prediction split of a graph",
         description="Hold out a fraction of the largest component's edges (residual kept "
-        "connected) and sample as many non-edges; save to a folder with the residual edge list.",
+        "connected) and sample as many non-edges; save to a folder with the residual edge list. "
+        "One split writes into a folder at a time (a second is refused while the first runs), "
+        "so its three files are always of one run.",
         example=["kernelne datasets --copy karate",
                  "kernelne split karate.edgelist --out-dir karate-split --seed 0"])
     split.add_argument("graph", metavar="GRAPH",

@@ -73,12 +73,30 @@ class _StoreTrueGiven(argparse._StoreTrueAction):
         _note_given(namespace, self.dest, option_string)
 
 
+class _StoreFalseGiven(argparse._StoreFalseAction):
+    """``store_false``, noting that the switch was given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest, option_string)
+
+
 def add_param_option(group, row: Param) -> None:
     """The option of parameter ``row``: its flags, default, type or choices, metavar, help;
     given on the command line, it is noted in :func:`given_options`."""
     cli = row.cli
     if isinstance(row.rule, Flag):
-        group.add_argument(*cli.flags, dest=cli.dest, action=_StoreTrueGiven, help=cli.help)
+        if not row.rule.auto:
+            group.add_argument(*cli.flags, dest=cli.dest, action=_StoreTrueGiven,
+                               help=cli.help)
+            return
+        both = group.add_mutually_exclusive_group()  # "auto" unless one of them is given
+        both.add_argument(*cli.flags, dest=cli.dest, action=_StoreTrueGiven, help=cli.help,
+                          default=row.default)
+        both.add_argument(*(f"--no-{flag[2:]}" for flag in cli.flags if flag.startswith("--")),
+                          dest=cli.dest, action=_StoreFalseGiven, default=row.default,
+                          help=f"{cli.flags[-1]} off, as given (the automatic setting does "
+                          "not choose it)")
         return
     kwargs: dict = {"dest": cli.dest, "default": row.default, "help": cli.help,
                     "action": _StoreGiven}
@@ -101,6 +119,8 @@ def option_type(rule: Rule):
     the text as given)."""
     if isinstance(rule, Integer) and rule.low == 1 and not rule.also:
         return positive_count if rule.high is None else count_at_most(rule.high)
+    if isinstance(rule, Real) and rule.auto and rule.low == 0 and not rule.low_closed:
+        return auto_or_positive_number
     if isinstance(rule, Real) and rule.low == 0 and rule.high == math.inf:
         return non_negative_number if rule.low_closed else positive_number
     if isinstance(rule, Real) and (rule.low, rule.high) == (0, 1):
@@ -173,6 +193,12 @@ def positive_number(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text}: must be greater than 0")
     return value
+
+
+def auto_or_positive_number(text: str) -> float | str:
+    """argparse type of a kernel width chosen at fit time unless given: ``auto`` or a finite
+    number > 0."""
+    return text if text == "auto" else positive_number(text)
 
 
 def non_negative_number(text: str) -> float:
@@ -321,12 +347,26 @@ KERNEL_DEFAULTS = {row.cli.dest: row.default for row in PARAMS if row.kernels an
 
 
 def report_unused_kernel_options(args: argparse.Namespace) -> None:
-    """A note for every kernel option set on the command line that ``--kernel`` ignores."""
+    """A note for every kernel option set on the command line that ``--kernel`` ignores
+    (``--kernel auto``: the Gaussian, a ``--sigma`` given keeps it; the Schoenberg kernel
+    where the automatic setting picks the dense setting)."""
+    from kernelne.model.params import is_auto
+
     for dest, kernels in KERNEL_OPTIONS.items():
-        if getattr(args, dest) != KERNEL_DEFAULTS[dest] and args.kernel not in kernels:
-            flag = "--" + dest.replace("_", "-")
-            print(f"kernelne: note: {flag} is not used by --kernel {args.kernel} (only by "
-                  f"--kernel {kernels[0]})", file=sys.stderr)
+        if getattr(args, dest) == KERNEL_DEFAULTS[dest]:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        if not is_auto(args.kernel):
+            if args.kernel not in kernels:
+                print(f"kernelne: note: {flag} is not used by --kernel {args.kernel} (only by "
+                      f"--kernel {kernels[0]})", file=sys.stderr)
+        elif "schoenberg" in kernels:
+            print(f"kernelne: note: {flag} is used only where --kernel auto becomes "
+                  "--kernel schoenberg (the dense setting: a mean degree of 8 or more)",
+                  file=sys.stderr)
+        elif "gauss" not in kernels:
+            print(f"kernelne: note: {flag} is not used by --kernel auto (only by --kernel "
+                  f"{kernels[0]})", file=sys.stderr)
 
 
 def model_from_args(args: argparse.Namespace, verbose: bool):
@@ -343,6 +383,37 @@ def model_from_args(args: argparse.Namespace, verbose: bool):
     if args.paper:
         params.update(PAPER)
     return KernelNE(**params)
+
+
+def _spelled_value(value) -> str:
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:.5g}"
+    return str(value)
+
+
+def setting_values(model, setting: dict) -> str:
+    """The values the automatic setting's parameters took in a fit, chosen (left at
+    ``auto``) or given, as options: ``chosen: --kernel schoenberg, ...; given: --loss
+    loglik`` (empty for a record without them)."""
+    chosen = setting.get("params") or {}
+    given = setting.get("given")
+    if not chosen and not given:
+        return ""
+
+    def spell(name: str, value) -> str:
+        return f"{OPTION_FLAGS.get(name, name)} {_spelled_value(value)}"
+
+    kernel = str(chosen.get("kernel", model.kernel)).lower()
+    used = {n: v for n, v in chosen.items()  # sigma only where the kernel is the Gaussian
+            if n not in KERNEL_OPTIONS or any(kernel.startswith(k) for k in KERNEL_OPTIONS[n])}
+    parts = ", ".join(spell(n, v) for n, v in used.items()) or "none"
+    text = f"chosen: {parts}"
+    if given is not None:
+        text += "; given: " + (", ".join(spell(n, getattr(model, n)) for n in given)
+                               or "none")
+    return text
 
 
 def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str:
@@ -367,6 +438,9 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     setting = getattr(model, "setting_", None)
     if setting is not None:
         lines.append(f"setting    {setting['name']}: {setting['evidence']}")
+        values = setting_values(model, setting)
+        if values:
+            lines.append(f"values     {values}")
     options = ([f"loss {trained.loss}"] if trained.loss != "squared" else []) + (
         ["shrinking windows"] if trained.window_shrink else []) + (
         [f"subsample {model.subsample:g}"] if model.subsample > 0 else [])

@@ -21,7 +21,7 @@ def parse_fixed(method: str, items: Sequence[str]) -> dict[str, Any]:
     """``--fix NAME=VALUE`` options as constructor parameters of ``method``: the value is read
     as the parameter's default's type (``true``/``false`` for a flag; a number, ``null`` or a
     JSON list where JSON reads one; a word as it is)."""
-    known = space.make_estimator(method, {}).get_params()
+    known = space.constructor_values(method)  # typed: "auto" defaults at their values
     fixed: dict[str, Any] = {}
     for item in items:
         name, sep, text = item.partition("=")

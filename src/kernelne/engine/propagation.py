@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import iv
 
+from kernelne.errors import ParamError
 from kernelne.memory import available_memory_bytes
 
 #: ProNE's defaults: Chebyshev order, the filter's centre mu and its width theta
@@ -175,12 +176,27 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     Returns
     -------
     tuple of (Propagation or None, str)
-        The settings (None: none) and the evidence, one phrase.
+        The settings (None: none) and the evidence, one phrase. ``"auto"`` on a graph of
+        fewer nodes than ``dim`` gives none: the thin SVD would keep fewer columns.
+
+    Raises
+    ------
+    ParamError
+        A propagation given on a graph of fewer nodes than ``dim`` (its thin SVD keeps one
+        column per node at most).
     """
+    n = adjacency.shape[0]
     if not is_auto(spec):
-        return parse_propagation(spec), "as given"
+        settings = parse_propagation(spec)
+        if settings is not None and n < int(dim):
+            raise ParamError(f"the spectral propagation ({{propagate}}) keeps one column per "
+                             f"node at most: {{dim={int(dim)}}} must be at most the number of "
+                             f"nodes ({n:,}): choose a smaller {{dim}}, or no propagation")
+        return settings, "as given"
     if partitioned:
         return None, "auto: a partitioned fit keeps its rows as trained"
+    if n < int(dim):
+        return None, f"auto: {n:,} nodes, fewer than dim {int(dim)}"
     need, free = filter_bytes(adjacency, int(dim)), available_memory_bytes()
     if free is not None and need > free:
         return None, (f"auto: the filter needs {need / 2**30:.1f} GiB, "

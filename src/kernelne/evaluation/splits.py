@@ -28,11 +28,12 @@ from scipy.sparse import csgraph
 
 from kernelne.errors import InputError, unreadable_array_file
 from kernelne.graphs.graph import Graph, load_graph
-from kernelne.outputs import atomic_path
+from kernelne.outputs import atomic_path, folder_lock
 
 FORMAT_VERSION = 1
 ARRAYS = ("nodes", "train_edges", "train_negatives", "test_edges", "test_negatives")
 SPLIT_FILES = ("split.npz", "split.json", "residual.edgelist")  # what save writes in a folder
+SPLIT_WRITER = "another split"  # who holds a split folder's lock, as a refusal names them
 
 
 @dataclass(eq=False)
@@ -97,10 +98,13 @@ class LinkSplit:
         path : str or Path
             The edge list to write (atomically).
         """
+        with atomic_path(path) as tmp:
+            self._write_residual(Path(tmp))
+
+    def _write_residual(self, path: Path) -> None:
         names = np.array([str(x) for x in self.nodes], dtype=object)
         lines = names[self.train_edges[:, 0]] + " " + names[self.train_edges[:, 1]] + "\n"
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text("".join(lines), encoding="utf-8")
+        path.write_text("".join(lines), encoding="utf-8")
 
     def save(self, folder: str | Path) -> None:
         """Save to ``folder`` (created if needed): arrays, metadata and the residual edge list.
@@ -110,10 +114,16 @@ class LinkSplit:
         folder : str or Path
             The folder; it receives ``split.npz``, ``split.json`` and ``residual.edgelist``.
 
+        The three files are written as one: each to a temporary file first, then all renamed
+        into place, while this process holds the folder's lock
+        (:func:`~kernelne.outputs.folder_lock`), so two saves into one folder never mix their
+        files (the second is refused while the first holds it).
+
         Raises
         ------
         InputError
-            ``folder`` is a file or cannot be created.
+            ``folder`` is a file or cannot be created, or another split is being written into
+            it.
         """
         folder = Path(folder)
         if folder.exists() and not folder.is_dir():
@@ -124,16 +134,18 @@ class LinkSplit:
             raise InputError(f"cannot create the split folder: {exc.strerror}", folder) from None
         nodes = self.nodes if self.nodes.dtype.kind in "iu" else self.nodes.astype(str)
         arrays = {name: getattr(self, name) for name in ARRAYS} | {"nodes": nodes}
-        with atomic_path(folder / "split.npz") as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
         meta = {
             "format": FORMAT_VERSION, "seed": self.seed, "test_fraction": self.test_fraction,
             "counts": {name: len(getattr(self, name)) for name in ARRAYS},
         } | {"graph": self.info}
-        with atomic_path(folder / "split.json") as tmp:
-            tmp.write_text(json.dumps(meta, indent=1) + "\n")
-        self.write_residual_edgelist(folder / "residual.edgelist")
+        with folder_lock(folder, SPLIT_WRITER):  # renamed in reverse: split.json last
+            with atomic_path(folder / "split.json") as meta_tmp, \
+                    atomic_path(folder / "split.npz") as npz_tmp, \
+                    atomic_path(folder / "residual.edgelist") as residual_tmp:
+                with open(npz_tmp, "wb") as fh:
+                    np.savez_compressed(fh, **arrays)
+                meta_tmp.write_text(json.dumps(meta, indent=1) + "\n")
+                self._write_residual(residual_tmp)
 
     @classmethod
     def load(cls, folder: str | Path) -> LinkSplit:

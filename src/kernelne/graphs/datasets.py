@@ -348,8 +348,8 @@ def dataset_file(name: str, data_dir: str | Path | None = None, kind: str = "edg
     return path
 
 
-def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None
-                 ) -> list[Path]:
+def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | None = None,
+                 overwrite: bool = False) -> list[Path]:
     """Write a network as plain text into ``out_dir``: ``NAME.edgelist`` (``u v`` per line)
     and, for a labelled network, ``NAME.labels`` (``node label`` per line).
 
@@ -361,17 +361,22 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
         The folder to write into.
     data_dir : str or Path, optional
         The data folder; default ``$KERNELNE_DATA`` if set, else the packaged one.
+    overwrite : bool, default False
+        Replace existing files of the same names. Without it, a file of one of these names
+        whose contents differ from the network's (or a link, or a folder) is refused before
+        anything is written; a file that already holds exactly the network's text is left
+        as it is.
 
     Returns
     -------
     list of Path
-        The files written (an existing file of the same name is replaced; each file is
-        written whole or not at all).
+        The files written or already in place (each file is written whole or not at all).
 
     Raises
     ------
     InputError
-        An unknown name, an ``out_dir`` that is not a folder, or a failed write.
+        An unknown name, an ``out_dir`` that is not a folder, a file of the same name that
+        differs (without ``overwrite``), or a failed write.
     """
     import gzip
 
@@ -387,15 +392,29 @@ def copy_dataset(name: str, out_dir: str | Path = ".", data_dir: str | Path | No
     for _, target in pairs:
         if target.is_dir():
             raise InputError(f"cannot write {target}: it is a folder")
+    copies = []
+    for src, target in pairs:
+        try:
+            with gzip.open(src, "rb") as fh:
+                copies.append((target, fh.read()))
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot copy {src} to {target}: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+    fresh = []
+    for path, data in copies:  # every file checked before any is written
+        if not os.path.lexists(path) or overwrite:
+            fresh.append((path, data))
+        elif not (path.is_file() and not path.is_symlink()
+                  and path.stat().st_size == len(data) and path.read_bytes() == data):
+            raise InputError(f"exists and is not the packaged {path.name}: refusing to replace "
+                             "it (--force, or overwrite=True, replaces it)", path)
     # every file is written to a temporary first and renamed only when all are: a failed
     # write leaves neither (no network half copied)
     with contextlib.ExitStack() as stack:
-        for src, target in pairs:
-            tmp = stack.enter_context(atomic_path(target))
+        for path, data in fresh:
+            tmp = stack.enter_context(atomic_path(path))
             try:
-                with gzip.open(src, "rb") as fh:
-                    tmp.write_bytes(fh.read())
-            except (OSError, EOFError) as exc:
-                raise InputError(f"cannot copy {src} to {target}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}") from None
-    return [target for _, target in pairs]
+                tmp.write_bytes(data)
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return [path for path, _ in copies]

@@ -271,7 +271,7 @@ def write_planted_partition(prefix: str | Path, n: int, m: int, k: int, mu: floa
     edges, communities : ndarray
         The graph's edges and each node's community, as :func:`planted_partition_sbm`.
     """
-    from kernelne.embedding_io import atomic_path
+    from kernelne.outputs import atomic_path
 
     edges, comm = planted_partition_sbm(n, m, k, mu, seed)
     linked = np.flatnonzero(np.bincount(edges.ravel(), minlength=n) > 0)

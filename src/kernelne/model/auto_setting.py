@@ -14,9 +14,13 @@ degree, or the test's own figures (offset ratio and neighbour AUC of the rows). 
 the 5% of the run before it, as a narrowing restart does; a fit whose test finds no shell costs
 nothing more. If the dense setting's rows form a shell too, its kernel is narrowed as usual.
 
-The choice applies only when the parameters it sets are left at their defaults
-(:func:`chooses`); ``setting="given"`` always uses the parameters as given. A partitioned fit
-uses them as given.
+The choice applies only while the parameters it reads are not given: ``kernel``, ``sigma``,
+``loss`` and ``window_shrink`` at their default ``"auto"`` (and ``kernels``, ``beta_select`` at
+theirs; :func:`chooses`). A value given is used as given, the paper's value too
+(``kernel="gauss"`` on a dense graph trains the Gaussian). ``setting="given"`` always uses the
+parameters as given, a partitioned fit too; there, as in the paper's setting, ``"auto"`` is
+:data:`PAPER_SETTING`'s value. ``setting_["params"]`` holds the value each ``"auto"`` took,
+``setting_["given"]`` the automatic setting's parameters that were given.
 
 **The scale.** With ``normalize="auto"`` the rows (``embedding_`` and ``context_embedding_``)
 are multiplied by one factor ``s`` (``output_scale_``) so that the median row norm of
@@ -41,12 +45,16 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.propagation import AUTO_MIN_DEGREE
-from kernelne.model.params import PARAMS, param
+from kernelne.model.params import PARAMS, is_auto, param
 
 #: ``KernelNE(setting=...)``: choose from the graph, or use the parameters as given
 SETTINGS = param("setting").rule.choices
 #: ``KernelNE(normalize=...)``: rescale the rows to :data:`OUTPUT_NORM`, or keep them as trained
 NORMALIZE = param("normalize").rule.choices
+#: the value each parameter left at ``"auto"`` takes in the paper's setting (and wherever the
+#: automatic choice does not apply)
+PAPER_SETTING: dict[str, Any] = {"kernel": "gauss", "sigma": math.sqrt(2.0), "loss": "squared",
+                                 "window_shrink": False}
 #: the parameters an automatic fit switches to when the restart test finds the shell
 DENSE_SETTING: dict[str, Any] = {"kernel": "schoenberg", "window_shrink": True}
 #: the parameters that must be at their defaults for the automatic choice to apply (the rows
@@ -70,22 +78,55 @@ def chooses(model) -> bool:
     -------
     bool
         ``setting="auto"``, the robust restart on, a fit in memory (``partitions=1``), and
-        every parameter of :data:`CHOICE_DEFAULTS` at its default.
+        every parameter of :data:`CHOICE_DEFAULTS` at its default (none of them given).
     """
     if model.setting != "auto" or not model.robust or int(model.partitions) > 1:
         return False
-    for name, default in CHOICE_DEFAULTS.items():
-        value = getattr(model, name)
-        if default is None or isinstance(default, str):
-            same = value is None if default is None else (isinstance(value, str)
-                                                          and value == default)
-        elif isinstance(default, float):
-            same = isinstance(value, (int, float)) and math.isclose(value, default)
-        else:
-            same = isinstance(value, (bool, np.bool_)) and bool(value) == default
-        if not same:
-            return False
-    return True
+    return all(_at_default(getattr(model, name), default)
+               for name, default in CHOICE_DEFAULTS.items())
+
+
+def _at_default(value: Any, default: Any) -> bool:
+    if is_auto(default):
+        return is_auto(value)
+    if default is None or isinstance(default, str):
+        return value is None if default is None else (isinstance(value, str)
+                                                      and value == default)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and math.isclose(value, default)
+    return isinstance(value, (bool, np.bool_)) and bool(value) == default
+
+
+def start_params(model) -> dict[str, Any]:
+    """The values the parameters of ``model`` left at ``"auto"`` take at the start of a fit:
+    those of :data:`PAPER_SETTING` (the dense setting replaces two of them where it applies).
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+
+    Returns
+    -------
+    dict
+        ``{name: value}`` of every parameter at ``"auto"``; empty if none is.
+    """
+    return {name: value for name, value in PAPER_SETTING.items()
+            if is_auto(getattr(model, name, None))}
+
+
+def resolved(model):
+    """``model`` with every ``"auto"`` parameter at its :func:`start_params` value (itself if
+    none is): the parameters a run trains with before any switch."""
+    params = start_params(model)
+    return with_params(model, params) if params else model
+
+
+def given_params(model) -> list[str]:
+    """The automatic setting's parameters (:data:`CHOICE_DEFAULTS`) that ``model`` was given:
+    the names of those not at their default, in the table's order."""
+    return [name for name, default in CHOICE_DEFAULTS.items()
+            if not _at_default(getattr(model, name), default)]
 
 
 def dense_by_degree(mean_degree: float | None) -> bool:
@@ -98,8 +139,10 @@ def dense_by_degree(mean_degree: float | None) -> bool:
 
 def fitted_params(model):
     """The parameters ``model``'s rows were trained with: the estimator's, or a copy with
-    ``setting_["params"]`` applied when an automatic fit switched (for training more rows
-    against them, :func:`kernelne.model.update.partial_fit`).
+    ``setting_["params"]`` applied (the values its ``"auto"`` parameters took, the dense
+    setting's where an automatic fit switched) and any ``"auto"`` left at its
+    :func:`start_params` value (for training more rows against them,
+    :func:`kernelne.model.update.partial_fit`).
 
     Parameters
     ----------
@@ -112,7 +155,7 @@ def fitted_params(model):
         ``model`` itself or the copy.
     """
     params = getattr(model, "setting_", {}).get("params")
-    return with_params(model, params) if params else model
+    return resolved(with_params(model, params) if params else model)
 
 
 def with_params(model, params: dict[str, Any]):
@@ -157,14 +200,18 @@ def describe_setting(model, switched_at: dict | None, checked: bool,
     Returns
     -------
     dict
-        ``name`` ("paper", "dense" or "given"), ``params`` (those that differ from the
-        estimator's) and ``evidence`` (one sentence).
+        ``name`` ("paper", "dense" or "given"), ``params`` (the value each parameter left at
+        ``"auto"`` took: the parameters that differ from the estimator's), ``given`` (the
+        names of the automatic setting's parameters given, :func:`given_params`) and
+        ``evidence`` (one sentence).
     """
+    start, given = start_params(model), given_params(model)
+    dense = {**start, **DENSE_SETTING}
     if dense_by_degree(mean_degree):
-        return {"name": "dense", "params": dict(DENSE_SETTING),
+        return {"name": "dense", "params": dense, "given": given,
                 "evidence": f"mean degree {mean_degree:.1f} >= {AUTO_MIN_DEGREE:g}"}
     if switched_at is not None:
-        return {"name": "dense", "params": dict(DENSE_SETTING),
+        return {"name": "dense", "params": dense, "given": given,
                 "evidence": (f"the restart test found the rows collapsing after "
                              f"{switched_at['at_pairs']:,} pairs (offset ratio "
                              f"{switched_at['offset_ratio']:.1f}, neighbour AUC "
@@ -172,14 +219,15 @@ def describe_setting(model, switched_at: dict | None, checked: bool,
     if chooses(model):
         degree = "" if mean_degree is None else (f"mean degree {mean_degree:.1f} < "
                                                  f"{AUTO_MIN_DEGREE:g} and ")
-        return {"name": "paper", "params": {},
+        return {"name": "paper", "params": start, "given": given,
                 "evidence": degree + ("the restart test found no shell, as on sparse graphs"
                                       if checked else "too few pairs or rows for the restart test")}
     why = ("setting='given'" if model.setting != "auto"
            else "a partitioned fit" if int(model.partitions) > 1
            else "no restart test (robust=False)" if not model.robust
-           else "kernel, loss or window_shrink set")
-    return {"name": "given", "params": {}, "evidence": f"the parameters as given ({why})"}
+           else ", ".join(given) + " given")
+    return {"name": "given", "params": start, "given": given,
+            "evidence": f"the parameters as given ({why})"}
 
 
 def output_scale(A: np.ndarray, seed: int = 0) -> float:

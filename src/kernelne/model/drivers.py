@@ -32,7 +32,13 @@ from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
 from kernelne.graphs.neighbours import neighbour_hashes
-from kernelne.model.auto_setting import OUTPUT_NORM, describe_setting, output_scale, scale_rows
+from kernelne.model.auto_setting import (
+    OUTPUT_NORM,
+    describe_setting,
+    output_scale,
+    resolved,
+    scale_rows,
+)
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.restarts import count_walks, train_with_restarts
 from kernelne.parallel import numba_threads
@@ -154,7 +160,8 @@ def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, cli
                           start: float) -> Any:
     """:func:`kernelne.partitioned.driver.fit_partitioned`, and the fitted attributes."""
     with numba_threads(model.workers):
-        run = fit_partitioned(model, g, kernels, seed, client, progress=model.verbose)
+        run = fit_partitioned(resolved(model), g, kernels, seed, client,
+                              progress=model.verbose)  # "auto": the paper's setting
         A, B = run.A, run.B
         if model.partition_dir is None:  # a temporary folder: the rows come into memory
             try:

@@ -82,7 +82,8 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
     :class:`sklearn.manifold.SpectralEmbedding` with ``affinity="precomputed"`` takes it.
     ``transform`` returns the fitted rows (``X`` optional) or embeds rows of edge weights to
     the fitted nodes; ``set_output(transform="pandas")`` makes it return a DataFrame whose
-    columns are :meth:`get_feature_names_out`.
+    columns are :meth:`get_feature_names_out` and, for the fitted rows (``fit_transform``,
+    ``transform`` of nothing or of a graph), whose index is ``nodes_``, whatever the input.
     """
 
     def __sklearn_tags__(self):
@@ -133,7 +134,8 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         ndarray of shape (n, dim) or (m, dim)
             ``embedding_`` (row ``i`` belonging to ``nodes_[i]``), or one row per row of
             ``X``; a DataFrame with :meth:`get_feature_names_out` as columns after
-            ``set_output(transform="pandas")``.
+            ``set_output(transform="pandas")`` (indexed by ``nodes_`` for the fitted rows,
+            by ``X``'s index for the rows of a DataFrame matrix).
 
         Raises
         ------
@@ -157,7 +159,7 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "embedding_")
         if not is_matrix_input(X):
-            return self.embedding_
+            return self._fitted_rows()
         X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc", "coo"),
                           ensure_non_negative=True)
         n = len(self.embedding_)
@@ -237,7 +239,10 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_nodes, dim)
-            ``fit(X, y, **fit_params).embedding_``.
+            ``fit(X, y, **fit_params).embedding_``; after ``set_output(transform="pandas")``
+            a DataFrame of it indexed by ``nodes_`` (named ``node``) for a graph (an edge
+            table, networkx, igraph, ``edge_index``, a path), by ``X``'s own index for a
+            DataFrame adjacency matrix (its rows are the nodes).
 
         Raises
         ------
@@ -253,7 +258,21 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
         >>> model.fit_transform(load_dataset("karate").graph).shape
         (34, 8)
         """
-        return self.fit(X, y, **fit_params).embedding_
+        self.fit(X, y, **fit_params)
+        return self.embedding_ if is_matrix_input(X) else self._fitted_rows()
+
+    def _fitted_rows(self) -> Any:
+        """``embedding_``; with ``set_output(transform="pandas")``, a DataFrame of it whose
+        index is ``nodes_`` (scikit-learn's wrapper keeps a DataFrame's index, where it would
+        give an ndarray the index of a DataFrame input: an edge table's rows, not nodes)."""
+        from sklearn.utils._set_output import _get_output_config
+
+        if _get_output_config("transform", self)["dense"] != "pandas":
+            return self.embedding_
+        import pandas as pd
+
+        return pd.DataFrame(self.embedding_, index=pd.Index(self.nodes_, name="node"),
+                            columns=self.get_feature_names_out(), copy=False)
 
     def save(self, path: str | Path) -> None:
         """Write the embedding (rows and node ids) in the format the suffix names.

@@ -7,7 +7,6 @@ Celikkanat, Shen & Malliaros, TKDE 2022. Walks come from :mod:`kernelne.engine.w
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,9 +16,11 @@ import numpy as np
 
 from kernelne.engine.compiling import announce_first_compile
 from kernelne.engine.kernels import Kernel, parse_kernel
+from kernelne.engine.propagation import choose_propagation, is_auto
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
+from kernelne.model.auto_setting import resolved
 from kernelne.model.device import refuse_on_device
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
@@ -45,13 +46,16 @@ class KernelNE(EmbeddingEstimator):
 
     Parameters
     ----------
-    kernel : {"gauss", "schoenberg", "linear", "multi"}, default "gauss"
+    kernel : {"auto", "gauss", "schoenberg", "linear", "multi"}, default "auto"
         The kernel: Gaussian, Schoenberg, ``"linear"`` (the "NE" ablation, no kernel) or
-        ``"multi"`` (a learned non-negative combination of ``kernels``).
-    sigma : float, default sqrt(2)
-        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``; the default
-        ``sqrt(2)`` is sigma^2 = 2. The authors' code's width is ``sigma_code = sigma /
-        sqrt(2)``.
+        ``"multi"`` (a learned non-negative combination of ``kernels``). ``"auto"``: chosen at
+        fit time by ``setting`` (the Gaussian, or the Schoenberg kernel of the dense setting);
+        a kernel given is used as given, ``"gauss"`` too.
+    sigma : float or "auto", default "auto"
+        Gaussian width [sigma], in the paper's form ``exp(-||x-y||^2 / sigma^2)``;
+        ``"auto"`` is ``sqrt(2)``, sigma^2 = 2 (a width given, ``sqrt(2)`` too, keeps the
+        Gaussian: the automatic setting does not apply). The authors' code's width is
+        ``sigma_code = sigma / sqrt(2)``.
     alpha : float, default 1.0
         Schoenberg exponent [alpha] in ``(1 + ||x-y||^2)^(-alpha)``.
     kernels : list of str, optional
@@ -132,14 +136,16 @@ class KernelNE(EmbeddingEstimator):
     rounds : int, optional
         A partitioned fit's rounds of walks (each trained in ``P`` steps); None: 20
         (:data:`kernelne.partitioned.driver.DEFAULT_ROUNDS`).
-    loss : {"squared", "loglik"}, default "squared"
+    loss : {"auto", "squared", "loglik"}, default "auto"
         ``"squared"`` is the paper's ``(y - k)^2``; ``"loglik"`` reads the kernel as an edge
         probability: ``-log k`` for a context, ``-log(1 - k)`` for a negative, with ``k``
-        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2).
-    window_shrink : bool, default False
+        clipped to ``[1e-4, 0.99]`` (:doc:`METHOD </METHOD>` §2). ``"auto"``: ``"squared"``
+        (a loss given, ``"squared"`` too, turns the automatic setting off).
+    window_shrink : bool or "auto", default "auto"
         Each center draws its window uniformly in ``1..window`` (word2vec's shrinking window:
         a context at distance ``j`` weighs ``(window - j + 1) / window``). ``False``: every
-        context in the window weighs 1, the paper's setting.
+        context in the window weighs 1, the paper's setting. ``"auto"``: chosen at fit time
+        by ``setting`` (``True`` in the dense setting, else ``False``).
     subsample : float, default 0.0
         word2vec's frequent-node subsampling threshold ``t``: an occurrence of ``v`` in the
         walks is dropped (as center and as context) with probability ``1 - sqrt(t / f_v)``,
@@ -165,10 +171,11 @@ class KernelNE(EmbeddingEstimator):
         (:data:`~kernelne.model.auto_setting.DENSE_SETTING`); below, start with the parameters
         as given and, if the robust restart test finds the rows collapsing onto a shell,
         restart with that dense setting instead of a narrower Gaussian. This applies only
-        while ``kernel``, ``sigma``, ``kernels``, ``loss``, ``window_shrink`` and
-        ``beta_select`` are at their defaults, ``robust=True`` and ``partitions=1``;
-        ``setting_`` says what was kept and why (:mod:`kernelne.model.auto_setting`).
-        ``"given"``: the parameters as given, always.
+        while ``kernel``, ``sigma``, ``loss`` and ``window_shrink`` are ``"auto"`` (not
+        given: a value given is used, the paper's too), ``kernels`` and ``beta_select`` at
+        their defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept
+        and why (:mod:`kernelne.model.auto_setting`). ``"given"``: the parameters as given,
+        always (``"auto"``: the paper's values).
     normalize : {"auto", "none"}, default "auto"
         ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
         (``output_scale_``) that brings the median row norm to
@@ -183,15 +190,16 @@ class KernelNE(EmbeddingEstimator):
         the normalised Laplacian, then a thin SVD and unit rows, times
         :data:`~kernelne.model.auto_setting.OUTPUT_NORM` with ``normalize="auto"``). ``True``:
         order 10, mu 0.2, theta 0.5; ``"order=K,mu=M,theta=T"``: those; ``False``: off;
-        ``"auto"``: ``True`` where the graph's mean degree is at least 8 and the filter's
-        three ``n x dim`` float32 buffers fit in the memory available, in a fit in memory, off
-        otherwise
+        ``"auto"``: ``True`` where the graph's mean degree is at least 8, it has at least
+        ``dim`` nodes and the filter's three ``n x dim`` float32 buffers fit in the memory
+        available, in a fit in memory, off otherwise
         (:func:`~kernelne.engine.propagation.choose_propagation`; ``setting_["propagation"]``
-        says which and why). ``context_embedding_`` and ``trained_embedding_`` stay as
-        trained. A partitioned fit given ``True`` propagates the assembled rows (in memory,
-        ``n x dim`` float32, even with a ``partition_dir``). The propagation is global:
-        :meth:`partial_fit` trains the new rows on the rows as trained, then propagates
-        every row again on the grown graph.
+        says which and why). A propagation given on a graph of fewer nodes than ``dim`` is
+        refused before the fit (its thin SVD keeps one column per node at most).
+        ``context_embedding_`` and ``trained_embedding_`` stay as trained. A partitioned fit
+        given ``True`` propagates the assembled rows (in memory, ``n x dim`` float32, even
+        with a ``partition_dir``). The propagation is global: :meth:`partial_fit` trains the
+        new rows on the rows as trained, then propagates every row again on the grown graph.
     device : {"cpu", "cuda"}, default "cpu"
         The training engine: numba on the CPU's cores, or numba-cuda on a CUDA GPU
         (:mod:`kernelne.engine.cuda`; the extras ``kernelne[cuda12]`` or ``kernelne[cuda13]``):
@@ -217,8 +225,10 @@ class KernelNE(EmbeddingEstimator):
         With a propagation: the center vectors as trained (times ``output_scale_``), before
         it. None without one.
     setting_ : dict
-        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (those the fit
-        trained with instead of the estimator's) and ``evidence`` (why).
+        The setting kept: ``name`` ("paper", "dense" or "given"), ``params`` (the values the
+        parameters left at ``"auto"`` took: those the fit trained with instead of the
+        estimator's), ``given`` (the names of the automatic setting's parameters that were
+        given) and ``evidence`` (why).
     nodes_ : ndarray
         The user's node ids, in row order.
     kernels_ : list of Kernel
@@ -322,8 +332,8 @@ class KernelNE(EmbeddingEstimator):
 
     def __init__(
         self,
-        kernel: str = "gauss",
-        sigma: float = math.sqrt(2.0),
+        kernel: str = "auto",
+        sigma: float | str = "auto",
         alpha: float = 1.0,
         kernels: list[str] | None = None,
         dim: int = 128,
@@ -349,8 +359,8 @@ class KernelNE(EmbeddingEstimator):
         partitions: int = 1,
         partition_dir: str | None = None,
         rounds: int | None = None,
-        loss: str = "squared",
-        window_shrink: bool = False,
+        loss: str = "auto",
+        window_shrink: bool | str = "auto",
         subsample: float = 0.0,
         negative_pool: int | str = "auto",
         beta_select: str | Sequence[float] = "train",
@@ -403,7 +413,8 @@ class KernelNE(EmbeddingEstimator):
         -------
         list of Kernel
             ``kernels`` parsed (or :data:`DEFAULT_DICTIONARY`) for ``kernel="multi"``, else
-            the one kernel ``kernel`` names with its ``sigma`` or ``alpha``.
+            the one kernel ``kernel`` names with its ``sigma`` or ``alpha`` (``"auto"``: the
+            Gaussian of width ``sqrt(2)`` a fit starts with).
 
         Raises
         ------
@@ -418,14 +429,15 @@ class KernelNE(EmbeddingEstimator):
         >>> len(KernelNE(kernel="multi").kernel_dictionary())
         5
         """
-        name = self.kernel.lower()
+        start = resolved(self)  # "auto": the paper's kernel (the dense setting: another)
+        name, sigma = start.kernel.lower(), start.sigma
         if name in ("multi", "multiple"):
             specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
             if isinstance(specs, str):
                 specs = specs.split(",")
             return [parse_kernel(s) if isinstance(s, str) else s for s in specs]
         if name in ("gauss", "gaussian"):
-            return [Kernel("gauss", float(self.sigma))]
+            return [Kernel("gauss", float(sigma))]
         if name in ("sch", "schoenberg"):
             return [Kernel("schoenberg", float(self.alpha))]
         if name in ("linear", "ne", "nokernel"):
@@ -499,6 +511,8 @@ class KernelNE(EmbeddingEstimator):
         self._check_params()
         kernels = self.kernel_dictionary()
         g = self._fit_graph(graph)
+        if not is_auto(self.propagate):  # one given on fewer nodes than dim: refused now
+            choose_propagation(self.propagate, g.adjacency(), int(self.dim))
         start = time.perf_counter()
         if isinstance(self.beta_select, str) and self.beta_select == "validation":
             if client is not None or monitor is not None:

@@ -1,8 +1,9 @@
 """The parameter table of :class:`~kernelne.model.kernelne.KernelNE`: one row per constructor
 parameter, in the constructor's order.
 
-A row (:class:`Param`) holds the parameter's default, the rule its value must follow, the
-paper's symbol, whether the automatic setting needs it at its default
+A row (:class:`Param`) holds the parameter's default (:data:`AUTO` for those the automatic
+setting chooses at fit time: a value given, even the paper's, is used as given), the rule its
+value must follow, the paper's symbol, whether the automatic setting needs it at its default
 (:data:`kernelne.model.auto_setting.CHOICE_DEFAULTS`), the ``--kernel`` values that use it,
 and its command-line option (:class:`Cli`: flags, metavar, help). From the table come
 
@@ -57,6 +58,16 @@ class Rule:
         return str(value)
 
 
+#: the default of the parameters the automatic setting chooses at fit time
+#: (:mod:`kernelne.model.auto_setting`); any other value is used as given
+AUTO = "auto"
+
+
+def is_auto(value: Any) -> bool:
+    """Whether ``value`` is :data:`AUTO`, in any case (the value is chosen at fit time)."""
+    return isinstance(value, str) and value.lower() == AUTO
+
+
 def _is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
@@ -86,8 +97,8 @@ class Integer(Rule):
 @dataclass(frozen=True)
 class Real(Rule):
     """A finite real number in the range from ``low`` to ``high`` (each end closed or open);
-    ``none``: ``None`` is accepted too; ``message``: what the error says the value must be,
-    instead of the range."""
+    ``none``: ``None`` is accepted too; ``auto``: ``"auto"`` too (chosen at fit time);
+    ``message``: what the error says the value must be, instead of the range."""
 
     low: float = -math.inf
     high: float = math.inf
@@ -95,6 +106,7 @@ class Real(Rule):
     high_closed: bool = True
     none: bool = False
     message: str | None = None
+    auto: bool = False
 
     def range_text(self) -> str:
         """The range in words: ``greater than 0``, ``0 or more``, ``in [0, 1)``."""
@@ -104,7 +116,7 @@ class Real(Rule):
                 f"{']' if self.high_closed else ')'}")
 
     def check(self, name: str, value: Any) -> None:
-        if value is None and self.none:
+        if (value is None and self.none) or (self.auto and is_auto(value)):
             return
         finite = isinstance(value, numbers.Real) and math.isfinite(float(value))
         if not finite and self.message is None:
@@ -139,11 +151,17 @@ class Options(Rule):
 
 @dataclass(frozen=True)
 class Flag(Rule):
-    """``True`` or ``False`` (a NumPy bool too)."""
+    """``True`` or ``False`` (a NumPy bool too); ``auto``: ``"auto"`` too (chosen at fit
+    time)."""
+
+    auto: bool = False
 
     def check(self, name: str, value: Any) -> None:
+        if self.auto and is_auto(value):
+            return
         if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
+            either = "'auto', True or False" if self.auto else "True or False"
+            raise ValueError(f"{name} must be {either}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -306,16 +324,19 @@ _AUTO_GIVEN = "given: the options as given"
 
 #: every parameter of ``KernelNE``, in the constructor's order
 PARAMS: tuple[Param, ...] = (
-    Param("kernel", "gauss", Options(
-        ("gauss", "schoenberg", "linear", "multi"),
+    Param("kernel", AUTO, Options(
+        (AUTO, "gauss", "schoenberg", "linear", "multi"),
         aliases=("gaussian", "sch", "ne", "nokernel", "multiple"), ignore_case=True,
-        message="unknown kernel {value!r} (use gauss, schoenberg, linear or multi)"),
+        message="unknown kernel {value!r} (use auto, gauss, schoenberg, linear or multi)"),
         "the kernel", Cli(("--kernel",), "kernel (linear = the 'NE' ablation; multi = learned "
-                          "mix)", choices=("gauss", "schoenberg", "sch", "linear", "multi")),
+                          "mix; auto: gauss, or schoenberg where --setting auto picks the "
+                          "dense setting)",
+                          choices=(AUTO, "gauss", "schoenberg", "sch", "linear", "multi")),
         auto=True),
-    Param("sigma", math.sqrt(2.0), Real(0.0, low_closed=False, none=True), "Gaussian width",
-          Cli(("--sigma",), "Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) (default: "
-              "sqrt 2 = %(default).4f)", "SIGMA"), symbol="sigma", auto=True, kernels=("gauss",)),
+    Param("sigma", AUTO, Real(0.0, low_closed=False, none=True, auto=True), "Gaussian width",
+          Cli(("--sigma",), "Gaussian sigma, paper's form exp(-|x-y|^2/sigma^2) (auto: sqrt 2 "
+              "= 1.4142; a width given keeps --kernel auto the Gaussian)", "SIGMA"),
+          symbol="sigma", auto=True, kernels=("gauss",)),
     Param("alpha", 1.0, Real(0.0, low_closed=False, none=True), "Schoenberg exponent",
           Cli(("--alpha",), "Schoenberg alpha", "ALPHA"), symbol="alpha",
           kernels=("schoenberg", "sch")),
@@ -380,12 +401,15 @@ PARAMS: tuple[Param, ...] = (
     Param("rounds", None, Integer(1, none=True), "a partitioned fit's rounds of walks",
           Cli(("--rounds",), "rounds of walks, each trained in P steps (default: 20)", "R",
               group="partition")),
-    Param("loss", "squared", Options(("squared", "loglik")), "the loss",
+    Param("loss", AUTO, Options((AUTO, "squared", "loglik")), "the loss",
           Cli(("--loss",), "squared (the paper's (y - k)^2) or loglik (-log k for a context, "
-              "-log(1 - k) for a negative; k clipped to [1e-4, 0.99])"), auto=True),
-    Param("window_shrink", False, Flag(), "word2vec's shrinking window",
+              "-log(1 - k) for a negative; k clipped to [1e-4, 0.99]); auto: squared"),
+          auto=True),
+    Param("window_shrink", AUTO, Flag(auto=True), "word2vec's shrinking window",
           Cli(("--window-shrink",), "word2vec's shrinking window: each center draws its "
-              "window uniformly in 1..--window, so nearer contexts weigh more"), auto=True),
+              "window uniformly in 1..--window, so nearer contexts weigh more (neither this "
+              "nor --no-window-shrink given: on where --setting auto picks the dense "
+              "setting, else off)"), auto=True),
     Param("subsample", 0.0, Real(0.0, 1.0, high_closed=False, message=(
         "a threshold in [0, 1) (0 = off; word2vec uses 1e-3 to 1e-5)")),
         "frequent-node subsampling threshold",
@@ -411,8 +435,8 @@ PARAMS: tuple[Param, ...] = (
           Cli(("--setting",), "auto: --kernel schoenberg --window-shrink (the dense "
               "setting) where the graph's mean degree is 8 or more; below, the paper's setting, "
               "switched to the dense one when the restart test finds the rows collapsing; "
-              "only while --kernel, --sigma, --loss and --window-shrink are left at their "
-              f"defaults; {_AUTO_GIVEN}")),
+              "only while none of --kernel, --sigma, --loss and --window-shrink is given (a "
+              f"value given is used, even the default's); {_AUTO_GIVEN}")),
     Param("normalize", "auto", Options(("auto", "none")), "rescale the rows",
           Cli(("--normalize",), "auto: rows rescaled by one factor to a median norm of 2.5 "
               "(for logistic regression at C = 1; cosines, neighbours and k-means are "
@@ -422,8 +446,9 @@ PARAMS: tuple[Param, ...] = (
               "Chebyshev band-pass filter on the normalised Laplacian, then a thin SVD); "
               "alone: order=10,mu=0.2,theta=0.5, or give any of those keys, e.g. --propagate "
               "order=5,theta=1; off: none (with --method prone: its factorisation only); "
-              "auto: on where the mean degree is 8 or more and the filter (3 x nodes x --dim "
-              "float32) fits in the memory available, in memory; works with every --method. "
+              "auto: on where the mean degree is 8 or more, the graph has at least --dim "
+              "nodes and the filter (3 x nodes x --dim float32) fits in the memory available, in "
+              "memory; given on fewer nodes than --dim: refused; works with every --method. "
               "Default: auto "
               "for KernelNE, off for the other methods but prone", "SPEC", const="on")),
     Param("device", "cpu", Options(("cpu", "cuda")), "the training engine",

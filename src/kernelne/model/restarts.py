@@ -46,7 +46,13 @@ from kernelne.engine.trainer import (
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
-from kernelne.model.auto_setting import DENSE_SETTING, chooses, dense_by_degree, with_params
+from kernelne.model.auto_setting import (
+    DENSE_SETTING,
+    chooses,
+    dense_by_degree,
+    resolved,
+    with_params,
+)
 
 
 def count_walks(corpus: WalkCorpus, n_nodes: int, keep_walks: bool, verbose: bool
@@ -113,13 +119,13 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
     weights = None if fixed is None else fixed[fixed > 0]
     can_narrow = model.robust and kernels[0].kind != "linear"
     may_switch = chooses(model)
-    params = model  # the parameters the runs train with
+    params = resolved(model)  # the parameters the runs train with ("auto": the paper's)
     out = Restarts(run=None, kernels=kernels, simplex=model.simplex_weights())
     if may_switch:
         out.mean_degree = mean_degree(g.adjacency())
     if dense_by_degree(out.mean_degree):  # a dense graph: the dense setting from the start
         may_switch = False
-        params = with_params(model, DENSE_SETTING)
+        params = with_params(params, DENSE_SETTING)
         out.kernels = active = params.kernel_dictionary()
     while True:
         run = Run(params, g, corpus, stored, negatives, keep, active, seed, out.rho,
@@ -128,7 +134,7 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
         out.checks += looks
         if looks and looks[-1]["collapsing"] and may_switch and out.switched_at is None:
             out.switched_at = looks[-1]  # a dense graph: the dense setting, not narrowing
-            params = with_params(model, DENSE_SETTING)
+            params = with_params(params, DENSE_SETTING)
             out.kernels = active = params.kernel_dictionary()
         elif looks and looks[-1]["collapsing"]:
             shell = looks[-1]

@@ -65,11 +65,12 @@ def write_default_config(path: str | Path) -> None:
 def model_defaults(model: str) -> dict[str, Any]:
     """Constructor parameters of ``model`` (KernelNE or a baseline) and their defaults."""
     if model == "kernelne":
+        from kernelne.model.auto_setting import PAPER_SETTING
         from kernelne.model.kernelne import KernelNE
 
-        # the paper's setting and rows as trained: the reproduction's defaults
-        return {**KernelNE().get_params(), "setting": "given", "normalize": "none",
-                "propagate": False}
+        # the paper's setting (its values, not "auto") and rows as trained: the defaults
+        return {**KernelNE().get_params(), **PAPER_SETTING, "setting": "given",
+                "normalize": "none", "propagate": False}
     from kernelne.baselines import make_method
 
     return make_method(model).get_params()

@@ -144,9 +144,20 @@ def default_params(method: str, candidate: dict[str, Any],
     """``(search-space values, extra parameters)`` of a default: the values of the parameters
     :data:`SEARCH_SPACES` suggests (the candidate's, else the constructor's default under
     ``fixed``) and the candidate's other keys, passed to the constructor as they are."""
-    values = {**make_estimator(method, {**(fixed or {}), **candidate}).get_params(), **candidate}
+    values = {**constructor_values(method, {**(fixed or {}), **candidate}), **candidate}
     space = search_space(method, _DefaultsTrial(values), fixed)
     return space, {k: v for k, v in candidate.items() if k not in space}
+
+
+def constructor_values(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters of :func:`make_estimator`'s estimator, each as a candidate trains it:
+    KernelNE's ``"auto"`` defaults at the paper's values (``setting="given"``)."""
+    estimator = make_estimator(method, params or {})
+    if method == "kernelne":
+        from kernelne.model.auto_setting import resolved
+
+        estimator = resolved(estimator)
+    return estimator.get_params()
 
 
 def make_estimator(method: str, params: dict[str, Any]):
