@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.long  # fits Cora; CI also runs the snippet from the wheel (.ci/help_examples.py)
 def test_readme_python_snippet_runs(monkeypatch, tmp_path, data_dir):
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"## Python\n\n```python\n(.*?)```", text, re.S)

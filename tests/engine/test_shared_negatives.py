@@ -7,6 +7,7 @@ negative terms as one step of weight ``|C|`` (learning rate ``|C| lr``), then on
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -91,6 +92,29 @@ def test_with_one_context_per_center_shared_and_per_pair_are_the_same():
         out.append((A, B))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_walks_of_any_integer_type_train_the_one_compiled_loop():
+    """int64 walks (``np.array``'s default) train as the int32 walks the library draws: the
+    same rows, and numba keeps one compiled loop (no second compilation, no second cache
+    entry) whatever the walks' type."""
+    from kernelne.engine.trainer import _train_blocks
+
+    rng = np.random.default_rng(5)
+    A0 = rng.normal(0, 0.4, (6, 8)).astype(F32)
+    B0 = rng.normal(0, 0.4, (6, 8)).astype(F32)
+    kinds, params = dictionary_arrays([Kernel("gauss", 1.0)])
+    out = []
+    for dtype in (np.int32, np.int64, np.int16):
+        A, B = A0.copy(), B0.copy()
+        train_walks(np.array([[0, 1, 2, 3, 4, 5]], dtype=dtype), 0, A, B,
+                    KernelArrays(kinds, params, np.ones(1, F32), np.ones(1, F32)),
+                    Noise(*alias_table(np.ones(6))), TrainSettings(6.0, 2, 2, seed=3))
+        out.append((A, B))
+    for A, B in out[1:]:
+        np.testing.assert_array_equal(A, out[0][0])
+        np.testing.assert_array_equal(B, out[0][1])
+    assert {sig[0].dtype for sig in _train_blocks.signatures} == {numba.int32}
 
 
 def test_shared_negatives_change_a_longer_walk(small_graph):

@@ -108,6 +108,7 @@ def scheduler_dies_at_the_third_bucket(*args):
     return _REAL_TASK(*args)
 
 
+@pytest.mark.long  # the client waits out its reconnection: tens of seconds
 def test_c13_a_scheduler_lost_mid_step_is_one_error_and_the_folder_resumes(monkeypatch,
                                                                           tmp_path):
     import json
@@ -136,6 +137,7 @@ def test_c13_a_scheduler_lost_mid_step_is_one_error_and_the_folder_resumes(monke
     np.testing.assert_array_equal(resumed.embedding_, model().fit(g).embedding_)
 
 
+@pytest.mark.long  # the client waits out its reconnection: tens of seconds
 def test_c13_the_cli_shows_one_line_not_distributed_s_logged_tracebacks(monkeypatch, tmp_path,
                                                                         capsys):
     """The scheduler lost mid-fit: ``distributed.client`` logs no ERROR (its reconnection's

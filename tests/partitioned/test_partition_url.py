@@ -111,6 +111,7 @@ def record(s3, run: str) -> dict:
     return json.loads(s3.cat_file(f"{BUCKET}/{run}/progress.json"))
 
 
+@pytest.mark.long  # a Dask cluster of worker processes
 def test_an_s3_fit_on_workers_without_a_shared_folder_equals_the_local_fit(s3, cluster,
                                                                            reference):
     client, homes = cluster
@@ -253,6 +254,7 @@ def kills_its_worker_once(*args):
     return REAL_BUCKET_TASK(*args)
 
 
+@pytest.mark.long  # a Dask cluster of worker processes, one killed
 def test_a_dask_worker_killed_mid_bucket_at_s3_costs_only_that_bucket(s3, cluster, reference,
                                                                        monkeypatch, tmp_path):
     client, _ = cluster

@@ -343,6 +343,7 @@ def test_partitions_refuse_shared_negatives_and_a_client_needs_partitions():
         KernelNE(walks_per_node=1).fit(g, client=object())
 
 
+@pytest.mark.long  # a Dask cluster of worker processes, one killed
 def test_a_dask_worker_killed_mid_bucket_costs_only_that_bucket(tmp_path):
     distributed = pytest.importorskip("distributed")
     g, _ = sbm_graph(4000, 30000, 5, 0.3)

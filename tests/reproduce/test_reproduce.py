@@ -307,6 +307,7 @@ def scheduler_dies_at_the_second_fit(job, graph, workers):
     return _REAL_EMBED_JOB(job, graph, workers)
 
 
+@pytest.mark.long  # the client waits out its reconnection: tens of seconds
 def test_a_lost_scheduler_is_one_line_not_distributed_s_logged_tracebacks(
         tiny_data, tiny_config, tmp_path, monkeypatch, capsys):
     """As ``embed --scheduler``: ``distributed.client`` logs no ERROR (its reconnection's

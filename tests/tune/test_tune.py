@@ -28,12 +28,14 @@ def test_search_never_reads_test_labels(groups, monkeypatch):
         return real(embedding, labels, label_nodes, **kw)
 
     monkeypatch.setattr(evaluation, "evaluate_node_classification", spy)
-    first = tune(graph, (nodes, Y), trials=3, test_nodes=test, fixed=FAST, progress=False)
+    # two validation splits per trial (the default is 10): each split reads labels as well
+    first = tune(graph, (nodes, Y), trials=3, test_nodes=test, final_repeats=2, fixed=FAST,
+                 progress=False)
     # the same search with the test nodes' labels scrambled gives the same trials
     poisoned = Y.toarray()
     poisoned[test] = np.roll(poisoned[test], 1, axis=1)
     second = tune(graph, (nodes, sp.csr_matrix(poisoned)), trials=3, test_nodes=test,
-                  fixed=FAST, progress=False)
+                  final_repeats=2, fixed=FAST, progress=False)
     assert [t["score"] for t in first.trials] == [t["score"] for t in second.trials]
     assert first.best_params == second.best_params
     assert seen and all(not np.isin(s, test).any() for s in seen)
@@ -52,8 +54,8 @@ def test_link_validation_without_labels(groups):
 
 def test_seeded_search_is_reproducible(groups):
     graph, nodes, Y = groups
-    runs = [tune(graph, (nodes, Y), trials=3, holdout=0.3, fixed=FAST, progress=False)
-            for _ in range(2)]
+    runs = [tune(graph, (nodes, Y), trials=3, holdout=0.3, final_repeats=2, fixed=FAST,
+                 progress=False) for _ in range(2)]
     assert runs[0].trials == [dict(t, seconds=r["seconds"]) for t, r in
                               zip(runs[1].trials, runs[0].trials, strict=True)]
 
@@ -78,7 +80,8 @@ def test_cli_writes_embedding_and_report(groups, tmp_path, capsys):
     out, report = tmp_path / "emb.txt", tmp_path / "report"
     code = main(["tune", str(edges), "--labels", str(labels), "--holdout", "0.5",
                  "--trials", "2", "--dim", "8", "--workers", "1", "--search-walks", "4",
-                 "-o", str(out), "--report-dir", str(report), "--quiet"])
+                 "--final-repeats", "2", "-o", str(out), "--report-dir", str(report),
+                 "--quiet"])
     assert code == 0 and out.exists()
     best = json.loads((report / "best.json").read_text())
     assert best["method"] == "kernelne" and best["test_score"] is not None
@@ -123,6 +126,20 @@ def fake_kernelne(monkeypatch):
     monkeypatch.setattr(module, "make_estimator", lambda method, params: PlantedFake(**params))
 
 
+@pytest.fixture(scope="module")
+def staged_search(groups):
+    """One staged search of :class:`PlantedFake` (9 trials of 5 walks, 2 finalists besides
+    the defaults, C chosen per split), shared by the tests that read its result."""
+    import importlib
+
+    graph, nodes, Y = groups
+    module = importlib.import_module("kernelne.tune.space")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "make_estimator", lambda method, params: PlantedFake(**params))
+        return tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, finalists=2,
+                    progress=False)
+
+
 def test_defaults_are_the_first_trials(groups, fake_kernelne):
     graph, nodes, Y = groups
     result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, progress=False,
@@ -153,12 +170,10 @@ def test_defaults_run_even_past_the_trial_count_and_timeout(groups, fake_kerneln
                                                      "multi,loglik", "schoenberg,window_shrink"]
 
 
-def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_kernelne):
+def test_finalists_are_rescored_and_the_winner_beats_the_defaults(staged_search):
     """The cheap search ranks every default last; the precise evaluation must still see
     that the default Gauss is the best, and choose it."""
-    graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, finalists=2,
-                  progress=False)
+    result = staged_search
     by_number = {t["number"]: t for t in result.trials}
     finals = {f["number"]: f for f in result.finals}
     cheap_best = max(result.trials, key=lambda t: t["score"])
@@ -176,14 +191,14 @@ def test_finalists_are_rescored_and_the_winner_beats_the_defaults(groups, fake_k
     assert result.test_score is not None and result.test_score > 0.6  # chance: 0.25
 
 
-def test_every_finalist_is_scored_on_test_for_the_audit_only(groups, fake_kernelne, tmp_path):
+def test_every_finalist_is_scored_on_test_for_the_audit_only(staged_search, groups,
+                                                            fake_kernelne, tmp_path):
     """With a test part each finalist's refit gets a test score (reported, not chosen by):
     the winner's is the result's, the separating default scores far above the rest."""
     import csv
 
     graph, nodes, Y = groups
-    result = tune(graph, (nodes, Y), trials=9, search_walks=5, holdout=0.3, finalists=2,
-                  progress=False)
+    result = staged_search
     tests = {f["number"]: f["test_score"] for f in result.finals}
     assert all(v is not None for v in tests.values())
     assert tests[result.ranking["winner"]] == result.test_score
@@ -270,7 +285,10 @@ def test_every_method_has_defaults_inside_its_search_space():
 # --- every default among the trials, the loss options searched ---------------------------
 
 
-@pytest.mark.parametrize("with_labels", [True, False])
+@pytest.mark.parametrize("with_labels", [
+    pytest.param(True, marks=pytest.mark.long),  # C chosen per split for every finalist
+    False,
+])
 def test_every_default_is_a_trial_and_the_winner_is_never_worse(groups, with_labels):
     """A tiny real search: each of KERNELNE_DEFAULTS is a trial (by name and by settings),
     each is a finalist, and the winner's precise validation score is at least the best

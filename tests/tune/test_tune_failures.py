@@ -169,6 +169,8 @@ def no_search(monkeypatch):
 
 
 FAST = ["--dim", "8", "--workers", "1", "--quiet"]
+#: with labels: the outputs do not depend on the classifier's C nor on the number of splits
+CHEAP = ["--no-select-C", "--final-repeats", "2"]
 
 
 def test_cli_every_trial_failing_is_one_line(karate, tmp_path, capsys, monkeypatch):
@@ -194,7 +196,7 @@ def test_cli_progress_numbers_trials_like_the_table(karate, tmp_path, capsys, mo
     try:
         edges, labels = karate
         code = main(["tune", str(edges), "--dim", "8", "--workers", "1", "--labels",
-                     str(labels), "--no-select-C", "--trials", "1", "-o", str(tmp_path / "e.npy"),
+                     str(labels), *CHEAP, "--trials", "1", "-o", str(tmp_path / "e.npy"),
                      "--report-dir", str(tmp_path / "rep")])
     finally:
         Fake.fails = staticmethod(lambda p, graph: False)
@@ -259,7 +261,7 @@ def test_cli_npz_output_is_an_embedding_archive(karate, tmp_path, monkeypatch):
     monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     edges, labels = karate
     out = tmp_path / "t.npz"
-    assert main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+    assert main(["tune", str(edges), *FAST, *CHEAP, "--labels", str(labels), "--trials", "1",
                  "-o", str(out)]) == 0
     vectors, nodes = load_embedding(out)
     assert len(vectors) == len(nodes) == 34
@@ -287,7 +289,7 @@ def test_cli_full_disk_is_one_line_and_leaves_nothing(karate, tmp_path, capsys, 
     monkeypatch.setattr(result_module, "plot_trials", full)
     edges, labels = karate
     before = set(os.listdir(tmp_path))
-    code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+    code = main(["tune", str(edges), *FAST, *CHEAP, "--labels", str(labels), "--trials", "1",
                  "-o", str(tmp_path / "e.npy"), "--report-dir", str(report)])
     assert code == 2
     line = only_error_line(capsys.readouterr().err)
@@ -299,7 +301,7 @@ def test_cli_report_is_a_deprecated_spelling_of_report_dir(karate, tmp_path, cap
                                                            monkeypatch):
     monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     edges, labels = karate
-    code = main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+    code = main(["tune", str(edges), *FAST, *CHEAP, "--labels", str(labels), "--trials", "1",
                  "-o", str(tmp_path / "e.npy"), "--report", str(tmp_path / "rep")])
     assert code == 0
     assert "--report is deprecated, use --report-dir" in capsys.readouterr().err
@@ -322,7 +324,7 @@ def test_cli_removes_the_report_staging_folder_of_a_killed_run(karate, tmp_path,
     live.mkdir()
     monkeypatch.setattr(space_module, "make_estimator", lambda method, params: Fake(**params))
     edges, labels = karate
-    assert main(["tune", str(edges), *FAST, "--labels", str(labels), "--trials", "1",
+    assert main(["tune", str(edges), *FAST, *CHEAP, "--labels", str(labels), "--trials", "1",
                  "-o", str(tmp_path / "e.npy"), "--report-dir", str(tmp_path / "rep")]) == 0
     assert not stale.exists() and live.exists() and (tmp_path / "rep" / "best.json").exists()
 

@@ -280,9 +280,12 @@ def train_walks(
     ``shared_negatives``. ``keep`` (float32, length n), if given: frequent-node subsampling,
     each occurrence of ``v`` in a walk is kept with probability ``keep[v]``
     (:func:`keep_probabilities`) and the dropped ones are removed from the walk before its
-    windows are taken, as word2vec does; ``None`` keeps every occurrence.
+    windows are taken, as word2vec does; ``None`` keeps every occurrence. Walks of another
+    integer type are read as int32 (the type of every walk the library draws), so that numba
+    compiles and caches one version of the loop.
     """
     settings = settings.typed()
+    walks = np.ascontiguousarray(walks, dtype=np.int32)
     if rates is None:
         rates = np.empty(0, dtype=np.float32)
     elif settings.shared_negatives:
