@@ -109,15 +109,15 @@ class LinkSplit:
     def save(self, folder: str | Path) -> None:
         """Save to ``folder`` (created if needed): arrays, metadata and the residual edge list.
 
-        Parameters
-        ----------
-        folder : str or Path
-            The folder; it receives ``split.npz``, ``split.json`` and ``residual.edgelist``.
-
         The three files are written as one: each to a temporary file first, then all renamed
         into place, while this process holds the folder's lock
         (:func:`~kernelne.outputs.folder_lock`), so two saves into one folder never mix their
         files (the second is refused while the first holds it).
+
+        Parameters
+        ----------
+        folder : str or Path
+            The folder; it receives ``split.npz``, ``split.json`` and ``residual.edgelist``.
 
         Raises
         ------
