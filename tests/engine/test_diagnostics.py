@@ -66,7 +66,9 @@ def test_robust_fit_narrows_the_kernel_instead_of_collapsing(dense_graph, kernel
     hint = "--kernel schoenberg --window-shrink"
     assert hint in describe_fit(model, dense_graph, 1.0)
     if kernel == "schoenberg":  # already the hinted setting: no hint
-        model.window_shrink = True
+        model.window_shrink = True  # as given: setting_["params"] holds only what "auto" took
+        model.setting_ = {**model.setting_, "params": {
+            k: v for k, v in model.setting_["params"].items() if k != "window_shrink"}}
         assert hint not in describe_fit(model, dense_graph, 1.0)
 
 
