@@ -15,29 +15,23 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.compiling import announce_first_compile
-from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.propagation import choose_propagation, is_auto
 from kernelne.engine.sampling import seed_to_uint64
 from kernelne.errors import ParamError
 from kernelne.graphs.graph import Graph
-from kernelne.model.auto_setting import resolved
 from kernelne.model.device import refuse_on_device
 from kernelne.model.drivers import fit_in_memory, fit_partitioned_model
 from kernelne.model.estimator import EmbeddingEstimator, is_matrix_input
 from kernelne.model.kernel_choice import fit_chosen, fixed_weights
+from kernelne.model.kernel_methods import DEFAULT_DICTIONARY, KernelMethods
 from kernelne.model.model_file import load_model, save_model
 from kernelne.model.params import check_params, param
 from kernelne.model.update import partial_fit
 
-# The learned weights go winner-take-all (see KernelNE): a narrow kernel fits the squared loss
-# fastest and takes the weight, so the dictionary holds none narrower than a good single one.
-# Measured winners on Cora: gauss:1.41421 here; gauss:0.5 over gauss:1-2 and sch:0.5-2 (Micro-F1
-# at 50% 0.79 instead of 0.83); sch:2 over gauss:1.41421-3 and sch:1 (0.81).
 BETA_UPDATES = param("beta_update").rule.choices
-DEFAULT_DICTIONARY = ("gauss:1.41421", "gauss:2", "gauss:3", "sch:0.5", "sch:1")
 
 
-class KernelNE(EmbeddingEstimator):
+class KernelNE(KernelMethods, EmbeddingEstimator):
     """Kernel node embeddings learned from random walks by SGD with negative sampling.
 
     Celikkanat & Malliaros, "Kernel Node Embeddings" (GlobalSIP 2019) for one kernel;
@@ -406,46 +400,6 @@ class KernelNE(EmbeddingEstimator):
         self.negative_pool = negative_pool
         self.beta_select = beta_select
 
-    def kernel_dictionary(self) -> list[Kernel]:
-        """The kernels this model combines (one, unless ``kernel="multi"``).
-
-        Returns
-        -------
-        list of Kernel
-            ``kernels`` parsed (or :data:`DEFAULT_DICTIONARY`) for ``kernel="multi"``, else
-            the one kernel ``kernel`` names with its ``sigma`` or ``alpha`` (``"auto"``: the
-            Gaussian of width ``sqrt(2)`` a fit starts with).
-
-        Raises
-        ------
-        ValueError
-            If ``kernel`` is not gauss, schoenberg, linear or multi.
-
-        Examples
-        --------
-        >>> from kernelne import KernelNE
-        >>> KernelNE(kernel="schoenberg", alpha=2.0).kernel_dictionary()
-        [Kernel(kind='schoenberg', param=2.0)]
-        >>> len(KernelNE(kernel="multi").kernel_dictionary())
-        5
-        """
-        start = resolved(self)  # "auto": the paper's kernel (the dense setting: another)
-        name, sigma = start.kernel.lower(), start.sigma
-        if name in ("multi", "multiple"):
-            specs = self.kernels if self.kernels is not None else DEFAULT_DICTIONARY
-            if isinstance(specs, str):
-                specs = specs.split(",")
-            return [parse_kernel(s) if isinstance(s, str) else s for s in specs]
-        if name in ("gauss", "gaussian"):
-            return [Kernel("gauss", float(sigma))]
-        if name in ("sch", "schoenberg"):
-            return [Kernel("schoenberg", float(self.alpha))]
-        if name in ("linear", "ne", "nokernel"):
-            return [Kernel("linear")]
-        raise ValueError(
-            f"unknown kernel {self.kernel!r} (use gauss, schoenberg, linear or multi)"
-        )
-
     def _check_params(self) -> None:
         check_params(self)  # every parameter against its rule (kernelne.model.params)
         if self.device == "cuda":
@@ -664,69 +618,6 @@ class KernelNE(EmbeddingEstimator):
         (8, (34, 8))
         """
         return load_model(path, cls)
-
-    def simplex_weights(self) -> bool:
-        """Whether MKernelNE's weights start on the simplex step.
-
-        Returns
-        -------
-        bool
-            True with ``beta_update="simplex"`` or the log-likelihood loss (:doc:`METHOD </METHOD>`
-            §4).
-
-        Examples
-        --------
-        >>> from kernelne import KernelNE
-        >>> KernelNE().simplex_weights(), KernelNE(loss="loglik").simplex_weights()
-        (False, True)
-        """
-        return self.beta_update == "simplex" or self.loss == "loglik"
-
-    def effective_kernels(self) -> list[Kernel]:
-        """The fitted kernels with the kernel scale applied (the user's, unless narrowed).
-
-        Returns
-        -------
-        list of Kernel
-            ``kernels_`` narrowed by ``kernel_scale_``.
-
-        Raises
-        ------
-        AttributeError
-            If the model is not fitted (no ``kernels_``).
-
-        Examples
-        --------
-        >>> from kernelne import KernelNE, load_dataset
-        >>> model = KernelNE(dim=8, walks_per_node=5, workers=1, random_state=0)
-        >>> model.fit(load_dataset("karate").graph).effective_kernels()
-        [Kernel(kind='gauss', param=1.414...)]
-        """
-        return self.effective_kernels_of(self.kernels_, self.kernel_scale_)
-
-    @staticmethod
-    def effective_kernels_of(kernels: list[Kernel], rho: float) -> list[Kernel]:
-        """The kernels of ``rho ||x - y||^2``: each of ``kernels`` narrowed by ``rho``.
-
-        Parameters
-        ----------
-        kernels : list of Kernel
-            A kernel dictionary.
-        rho : float
-            The scale of the squared distance (1: the kernels themselves).
-
-        Returns
-        -------
-        list of Kernel
-            :meth:`Kernel.narrowed <kernelne.engine.kernels.Kernel.narrowed>` of each kernel.
-
-        Examples
-        --------
-        >>> from kernelne import KernelNE
-        >>> KernelNE.effective_kernels_of(KernelNE().kernel_dictionary(), 2.0)
-        [Kernel(kind='gauss', param=1.0)]
-        """
-        return [k.narrowed(rho) for k in kernels]
 
 
 __all__ = ["KernelNE", "DEFAULT_DICTIONARY", "Graph"]
