@@ -173,7 +173,7 @@ def test_cost_grows_linearly_in_the_edges():
 def test_auto_propagates_where_the_filter_fits_in_the_memory_available(monkeypatch):
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))
     need = propagation_module.filter_bytes(full, 8)
-    assert need == 3 * 10 * 8 * 4 + 16 * (2 * 90 + 10) + 160
+    assert need == (10 * 8 + 3 * 10 * 8) * 4 + 16 * (2 * 90 + 10) + 160  # d <= COLUMN_BLOCK
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: need - 1)
     assert choose_propagation("auto", full, dim=8) == (
         None, "auto: the filter needs 0.0 GiB, 0.0 GiB available")

@@ -209,11 +209,12 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
 
 
 def filter_bytes(adjacency: sp.spmatrix, dim: int) -> int:
-    """The memory :func:`propagate_rows` takes above the rows: three ``n x d`` float32
-    buffers and ``Â``'s CSR (twice the edges' entries and the self-loops, 8 bytes each, and
-    as much again while it is built)."""
-    n = adjacency.shape[0]
-    return 3 * n * int(dim) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
+    """The memory :func:`propagate_rows` takes above the rows: the result's ``n x d`` float32
+    buffer, three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR (twice
+    the edges' entries and the self-loops, 8 bytes each, and as much again while it is
+    built)."""
+    n, d = adjacency.shape[0], int(dim)
+    return (n * d + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
 
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:
@@ -292,25 +293,28 @@ class _SelfLooped:
 
 
 def _residual(graph: _SelfLooped, rows: np.ndarray, settings: Propagation,
-              out: np.ndarray | None = None) -> np.ndarray:
-    """``R - g(L) R`` by Clenshaw's recurrence over the Chebyshev terms (order >= 2): two
-    ``n x d`` float32 buffers and the one returned (``out`` if given)."""
+              lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """``R - g(L) R`` of the columns ``lo .. hi`` of ``R`` (default: all) by Clenshaw's
+    recurrence over the Chebyshev terms (order >= 2): two ``n x (hi - lo)`` float32 buffers
+    and the one returned."""
     from kernelne.engine import propagation_kernels as kern
 
     k_terms = settings.order
     coef = [float(iv(0, settings.theta))] + [2.0 * (-1) ** k * float(iv(k, settings.theta))
                                              for k in range(1, k_terms)]
     shift = np.float32(1.0 - settings.mu)
-    b1 = np.zeros_like(rows)  # b_{k+1}
-    b2 = np.multiply(rows, np.float32(coef[k_terms - 1]), out=out)  # b_{K-1} (b_K = 0)
+    block = rows[:, lo:hi]
+    b1 = np.zeros(block.shape, dtype=np.float32)  # b_{k+1}
+    b2 = np.multiply(block, np.float32(coef[k_terms - 1]),
+                     out=np.empty_like(b1))  # b_{K-1} (b_K = 0)
     b1, b2 = b2, b1
-    t = np.empty_like(rows)
+    t = np.empty_like(b1)
     for k in range(k_terms - 2, 0, -1):
         kern.shifted_walk(*graph.arrays, shift, b1, t)
-        kern.clenshaw_step(*graph.arrays, shift, t, rows, np.float32(coef[k]), b1, b2)
+        kern.clenshaw_step(*graph.arrays, shift, t, rows, lo, np.float32(coef[k]), b1, b2)
         b1, b2 = b2, b1
     kern.shifted_walk(*graph.arrays, shift, b1, t)
-    kern.clenshaw_last(*graph.arrays, shift, t, rows, np.float32(coef[0]), b1, b2)
+    kern.clenshaw_last(*graph.arrays, shift, t, rows, lo, np.float32(coef[0]), b1, b2)
     return b2
 
 
@@ -324,15 +328,19 @@ def _float32_rows(rows: np.ndarray, n: int) -> np.ndarray:
 #: a direction of the propagated rows whose squared singular value is below this fraction
 #: of the largest is left out (its column is zero): the rows have no extent there
 RANK_RTOL = 1e-12
-#: rows per block of the Gram matrix's float64 sums
+#: rows per block of the Gram matrix's float64 sums and of the final product
 GRAM_BLOCK = 1 << 15
+#: columns the filter runs on together: its three buffers are ``n x COLUMN_BLOCK`` (at d = 128,
+#: two passes over the graph, and half of the memory of the three ``n x d`` ones)
+COLUMN_BLOCK = 64
 
 
 def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``U sqrt(Σ)`` of the thin SVD ``U Σ Vᵀ`` of ``mixed``, each row scaled to norm 1.
 
     Computed through the ``d x d`` Gram matrix ``G = mixedᵀ mixed = V Σ² Vᵀ`` (summed in
-    float64): ``U sqrt(Σ) = mixed V Σ^{-1/2}``, one ``n x d`` product and no ``n x d``
+    float64): ``U sqrt(Σ) = mixed V Σ^{-1/2}``, one ``n x d`` product taken
+    :data:`GRAM_BLOCK` rows at a time (so ``out`` may be ``mixed`` itself) and no ``n x d``
     temporary. Columns come in decreasing singular value; each column's sign makes its sum
     over the rows before scaling positive (the SVD leaves it free); a direction whose ``σ²``
     is below :data:`RANK_RTOL` of the largest gives a zero column, so ``n < d`` rows give
@@ -343,7 +351,7 @@ def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarra
     mixed : ndarray of shape (n, d), float32
         The rows.
     out : ndarray of shape (n, d), float32, optional
-        Where to write the result (not ``mixed``).
+        Where to write the result (``mixed`` itself: in place; default: a new array).
 
     Returns
     -------
@@ -362,7 +370,10 @@ def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarra
     basis[:, keep] = vecs[:, keep] * lam[keep] ** -0.25
     column_sums = mixed.sum(axis=0, dtype=np.float64) @ basis
     basis[:, column_sums < 0] *= -1.0
-    out = np.matmul(mixed, basis.astype(np.float32), out=out)
+    basis32 = basis.astype(np.float32)
+    out = np.empty_like(mixed) if out is None else out
+    for s in range(0, n, GRAM_BLOCK):
+        out[s:s + GRAM_BLOCK] = mixed[s:s + GRAM_BLOCK] @ basis32
     norms = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
     np.divide(out, norms, out=out, where=norms > 0)
     return out
@@ -373,9 +384,10 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     """ProNE's spectral propagation of ``rows``: ``Â (R - g(L) R)``, thin SVD, unit rows.
 
     The filter runs as numba kernels over ``Â``'s CSR in float32 (Clenshaw's recurrence,
-    rows in parallel on numba's threads), the SVD through the ``d x d`` Gram matrix
-    (:func:`unit_svd_rows`): three ``n x d`` float32 buffers above the rows, one of them
-    the result.
+    rows in parallel on numba's threads), :data:`COLUMN_BLOCK` columns at a time (each
+    column is filtered on its own, so a block's result is the same as the whole's), the SVD
+    through the ``d x d`` Gram matrix (:func:`unit_svd_rows`, in place): the result's ``n x d``
+    float32 buffer above the rows and the recurrence's three ``n x COLUMN_BLOCK`` ones.
 
     Parameters
     ----------
@@ -405,14 +417,16 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     if settings.order == 1:
         return unit_svd_rows(r)
     graph = _SelfLooped.of(adjacency)
-    residual = _residual(graph, r, settings)
     mixed = np.empty_like(r)
-    kern.hat_product(graph.indptr, graph.indices, graph.weights, residual, mixed)
-    return unit_svd_rows(mixed, out=residual)
+    for lo in range(0, r.shape[1], COLUMN_BLOCK):
+        residual = _residual(graph, r, settings, lo, lo + COLUMN_BLOCK)
+        kern.hat_product(graph.indptr, graph.indices, graph.weights, residual, mixed, lo)
+        del residual
+    return unit_svd_rows(mixed, out=mixed)
 
 
 __all__ = ["Propagation", "parse_propagation", "check_propagation", "choose_propagation",
            "is_auto", "mean_degree", "AUTO_MIN_DEGREE", "MAX_ORDER", "MAX_THETA",
-           "filter_bytes", "unit_svd_rows", "band_pass",
+           "filter_bytes", "unit_svd_rows", "COLUMN_BLOCK", "band_pass",
            "chebyshev_filter", "propagate_rows", "with_self_loops", "DEFAULT_ORDER",
            "DEFAULT_MU", "DEFAULT_THETA"]

@@ -51,8 +51,19 @@ def parse_fast(data: bytes):
     when the file is not plainly regular (see the module docstring).
 
     Integer ids are parsed straight to int64 when no token could be a non-canonical integer
-    (``+7``, ``-0``, ``007``); otherwise, or if that parse fails, as strings.
+    (``+7``, ``-0``, ``007``); otherwise, or if that parse fails, as strings. The memory
+    pyarrow's pool keeps for reuse after the parse (a third of the file's parse at 10^7
+    edges) is given back to the system.
     """
+    import pyarrow as pa
+
+    try:
+        return _parse(data)
+    finally:
+        pa.default_memory_pool().release_unused()
+
+
+def _parse(data: bytes):
     body = _strip_top_comments(data)
     if not body:
         return None
