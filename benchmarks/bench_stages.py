@@ -49,7 +49,7 @@ from kernelne.model import drivers, restarts
 WRAPPED = [
     (drivers, "count_walks", "counting"),
     (drivers, "alias_table", "noise tables"),
-    (restarts, "mean_degree", "mean degree"),
+    (drivers, "mean_degree", "mean degree"),
     (restarts, "shell_figures", "restart test"),
     (drivers, "embedding_health", "health"),
     (drivers, "rescale", "output scale"),

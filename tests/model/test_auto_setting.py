@@ -193,7 +193,7 @@ def test_a_parameter_given_at_the_papers_value_is_used_on_a_dense_graph(dense, p
     assert model.setting_["evidence"] == f"the parameters as given ({name} given)"
     assert name not in model.setting_["params"]
     assert model.setting_["params"] == {k: v for k, v in auto_setting.PAPER_SETTING.items()
-                                        if k != name}
+                                        if k != name and k not in FAST}
     np.testing.assert_array_equal(model.embedding_, paper_rows.embedding_)
 
 
@@ -262,3 +262,28 @@ def test_a_propagation_given_is_used_where_auto_would_not_choose_it(sparse, dens
     off = fit(dense, propagate=False)  # mean degree 49: "auto" would propagate
     assert off.propagation_ is None and "propagation" not in off.setting_
     assert fit(dense, propagate="auto").propagation_ == Propagation()
+
+
+def test_the_walk_budget_is_the_papers_but_on_large_dense_graphs_in_an_automatic_fit():
+    budget = auto_setting.walk_budget
+    large, small = auto_setting.LARGE_GRAPH_NODES, auto_setting.LARGE_GRAPH_NODES - 1
+    assert budget(KernelNE(), large, 8.0) == (20, "auto: 20 (100,000 nodes >= 100,000, mean "
+                                                  "degree 8.0 >= 8)")
+    assert budget(KernelNE(), small, 20.0) == (80, "auto: 80, the paper's (99,999 nodes, mean "
+                                                   "degree 20.0)")
+    assert budget(KernelNE(), large, 7.9)[0] == 80
+    assert budget(KernelNE(setting="given"), large, 20.0) == (80, "auto: 80, the paper's")
+    assert budget(KernelNE(partitions=2), large, 20.0)[0] == 80
+    assert budget(KernelNE(walks_per_node=80), large, 20.0) == (80, None)  # given: as given
+    assert budget(KernelNE(walks_per_node="AUTO"), large, 20.0)[0] == 20
+
+
+def test_an_automatic_fit_of_a_large_dense_graph_makes_fewer_walks(dense, monkeypatch):
+    monkeypatch.setattr(auto_setting, "LARGE_GRAPH_NODES", dense.n_nodes)
+    model = fit(dense, walks_per_node="auto")
+    assert model.setting_["params"]["walks_per_node"] == auto_setting.LARGE_GRAPH_WALKS
+    assert model.setting_["walks"].startswith("auto: 20 (")
+    assert model.n_walks_ == 20 * dense.n_nodes
+    given = fit(dense, walks_per_node=80)  # the paper's value given: used
+    assert "walks_per_node" not in given.setting_["params"] and "walks" not in given.setting_
+    assert given.n_walks_ == 80 * dense.n_nodes

@@ -257,7 +257,8 @@ def test_the_automatic_setting_defaults_come_from_the_table():
                                "loss": "auto", "window_shrink": "auto",
                                "beta_select": "train"}
     assert PAPER_SETTING == {"kernel": "gauss", "sigma": math.sqrt(2.0), "loss": "squared",
-                             "window_shrink": False}
+                             "window_shrink": False, "walks_per_node": 80}
+    assert "walks_per_node" not in CHOICE_DEFAULTS  # given, it keeps the setting's choice
     sig = constructor_defaults()
     assert all(CHOICE_DEFAULTS[name] == sig[name] for name in CHOICE_DEFAULTS)
 

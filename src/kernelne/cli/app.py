@@ -106,9 +106,14 @@ def cmd_embed(args: argparse.Namespace) -> int:
         model = model_from_args(args, verbose=bars)
     else:
         from kernelne.baselines import make_method, method_params
+        from kernelne.model.auto_setting import PAPER_SETTING
+        from kernelne.model.params import is_auto
 
         shared = dict(
-            dim=args.dim, walks_per_node=args.walks_per_node, walk_length=args.walk_length,
+            dim=args.dim, walk_length=args.walk_length,
+            # "auto" (not given): the method's own default, the paper's 80
+            walks_per_node=(PAPER_SETTING["walks_per_node"] if is_auto(args.walks_per_node)
+                            else args.walks_per_node),
             window=args.window, negatives=args.negatives, p=args.p, q=args.q,
             epochs=args.epochs, lr=args.lr, min_lr=args.min_lr, workers=args.workers,
             random_state=args.seed, verbose=bars,

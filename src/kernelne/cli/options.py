@@ -14,6 +14,7 @@ from kernelne.cli.grammar import positive_count, seed_value
 from kernelne.errors import InputError, quote
 from kernelne.memory import peak_memory_mb
 from kernelne.model.params import (
+    AUTO,
     BY_NAME,
     MAX_POOL,
     PAPER,
@@ -29,6 +30,7 @@ from kernelne.model.params import (
     Rule,
     Seed,
     Spectral,
+    is_auto,
 )
 
 
@@ -118,7 +120,8 @@ def option_type(rule: Rule):
     """The argparse type that reads a value of ``rule`` from the command line (``None``:
     the text as given)."""
     if isinstance(rule, Integer) and rule.low == 1 and not rule.also:
-        return positive_count if rule.high is None else count_at_most(rule.high)
+        count = positive_count if rule.high is None else count_at_most(rule.high)
+        return auto_or(count) if rule.auto else count
     if isinstance(rule, Real) and rule.auto and rule.low == 0 and not rule.low_closed:
         return auto_or_positive_number
     if isinstance(rule, Real) and rule.low == 0 and rule.high == math.inf:
@@ -146,6 +149,15 @@ def count_at_most(high: int):
 
     count.__name__ = f"count_at_most_{high}"
     return count
+
+
+def auto_or(count):
+    """The argparse type of ``auto`` (any case) or a value of ``count``."""
+    def read(text: str) -> int | str:
+        return AUTO if is_auto(text) else count(text)
+
+    read.__name__ = f"auto_or_{count.__name__}"
+    return read
 
 
 def pool_setting(text: str) -> int | str:

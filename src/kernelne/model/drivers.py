@@ -24,7 +24,12 @@ from kernelne.engine.diagnostics import (
     warn_if_undertrained,
 )
 from kernelne.engine.kernels import Kernel
-from kernelne.engine.propagation import Propagation, choose_propagation, propagate_rows
+from kernelne.engine.propagation import (
+    Propagation,
+    choose_propagation,
+    mean_degree,
+    propagate_rows,
+)
 from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table
 from kernelne.engine.trainer import keep_probabilities, negative_pool_size
@@ -34,12 +39,15 @@ from kernelne.graphs.graph import Graph
 from kernelne.graphs.neighbours import neighbour_hashes
 from kernelne.model.auto_setting import (
     OUTPUT_NORM,
+    chooses,
     describe_setting,
     output_scale,
     resolved,
     scale_rows,
+    walk_budget,
 )
 from kernelne.model.fitted import FitRecord, set_fitted
+from kernelne.model.params import is_auto
 from kernelne.model.restarts import count_walks, train_with_restarts
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
@@ -58,8 +66,11 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         from kernelne.engine.cuda.available import cuda_module
 
         cuda_module()
+    degree = (mean_degree(g.adjacency()) if model.setting == "auto"
+              and (chooses(model) or is_auto(model.walks_per_node)) else None)
+    walks_per_node, walks_why = walk_budget(model, g.n_nodes, degree)
     corpus = WalkCorpus(
-        g, model.walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
+        g, walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
     )
     with numba_threads(model.workers), watch_compiling(False) as compiled:
         counts, stored = count_walks(corpus, g.n_nodes, model.keep_walks, model.verbose)
@@ -68,7 +79,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
                 if model.subsample > 0 else None)  # subsampling: None = off
         counting_seconds = time.perf_counter() - start
         out = train_with_restarts(model, g, corpus, stored, negatives, keep, kernels, fixed,
-                                  seed, monitor)
+                                  seed, monitor, degree)
     run = out.run
     set_fitted(model, fit_record(
         model, g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
@@ -80,7 +91,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         pairs=run.pairs, losses=run.loss_rows, n_walks=model.epochs * corpus.n_walks,
         counts=counts, walks=np.concatenate(stored) if stored else None,
         seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
-        choice_degree=out.mean_degree))
+        choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why)))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
     training_compile = compiled.of("_train_blocks", *DEVICE_FUNCTIONS)  # the rest: walks,
@@ -99,15 +110,19 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                simplex: bool, beta: np.ndarray, beta_history: np.ndarray, pairs: int,
                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
                seed: int, switched_at: dict | None, start: float,
-               partitioned: bool = False, choice_degree: float | None = None) -> FitRecord:
+               partitioned: bool = False, choice_degree: float | None = None,
+               walks_made: tuple[int, str | None] | None = None) -> FitRecord:
     """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
     in place with ``normalize="auto"``) and its run's figures, with the propagation
     ``propagate`` gives on ``g`` (:func:`~kernelne.engine.propagation.choose_propagation`);
-    warns if the rows look collapsed or undertrained."""
+    warns if the rows look collapsed or undertrained. ``walks_made``: the walks per node and
+    why (:func:`~kernelne.model.auto_setting.walk_budget`; None: the resolved value)."""
+    if walks_made is None:
+        walks_made = (int(resolved(model).walks_per_node), None)
     mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
     # shared negatives: a low AUC off the shell means too few walks, not a too-wide kernel
     if not (model.shared_negatives
-            and warn_if_undertrained(health, int(model.walks_per_node))):
+            and warn_if_undertrained(health, walks_made[0])):
         warn_if_collapsed(health, mean_degree,
                           ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
                           model.robust)
@@ -117,6 +132,9 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
     setting = describe_setting(model, switched_at, bool(checks), choice_degree)
     if why != "as given":
         setting["propagation"] = why
+    if walks_made[1] is not None:  # "auto": the value taken, and why
+        setting["params"]["walks_per_node"] = walks_made[0]
+        setting["walks"] = walks_made[1]
     return FitRecord(
         embedding=A if propagation is None else propagated(model, g, A, propagation),
         context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
@@ -179,7 +197,8 @@ def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, cli
         model, g, A, B, kernels, health=health, rho=run.scale, checks=run.checks,
         narrowed=run.narrowed, simplex=run.simplex, beta=run.beta,
         beta_history=np.array([run.beta]), pairs=run.pairs, losses=run.losses,
-        n_walks=model.epochs * model.walks_per_node * g.n_nodes, counts=run.counts,
+        n_walks=model.epochs * int(resolved(model).walks_per_node) * g.n_nodes,
+        counts=run.counts,
         walks=None, seed=int(run.seed % 2**32), switched_at=None, start=start,
         partitioned=True))
     model.stage_seconds_ = {"walks": run.walk_seconds, "training": run.train_seconds}

@@ -57,9 +57,15 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
         ``sch:ALPHA``). None: :data:`~kernelne.model.kernelne.DEFAULT_DICTIONARY`.
     dim : int, default 128
         Embedding dimension [d].
-    walks_per_node : int, default 80
+    walks_per_node : int or "auto", default "auto"
         Walks started from every node [N]: with ``walk_length``, the size of the walk corpus
-        (at most 10,000).
+        (at most 10,000). ``"auto"``: 80 (the paper's), or
+        :data:`~kernelne.model.auto_setting.LARGE_GRAPH_WALKS` where ``setting="auto"``
+        trains in memory a graph of at least
+        :data:`~kernelne.model.auto_setting.LARGE_GRAPH_NODES` nodes whose mean degree is at
+        least :data:`~kernelne.engine.propagation.AUTO_MIN_DEGREE`
+        (:func:`~kernelne.model.auto_setting.walk_budget`); ``setting_["params"]`` holds the
+        value taken.
     walk_length : int, default 10
         Nodes per walk [L] (at most 100,000).
     window : int, default 10
@@ -331,7 +337,7 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
         alpha: float = 1.0,
         kernels: list[str] | None = None,
         dim: int = 128,
-        walks_per_node: int = 80,
+        walks_per_node: int | str = "auto",
         walk_length: int = 10,
         window: int = 10,
         negatives: int = 5,

@@ -76,15 +76,16 @@ def _is_integer(value: Any) -> bool:
 class Integer(Rule):
     """An integer (``numbers.Integral``, not a bool) of at least ``low`` and, with ``high``, at
     most ``high``; ``none``: ``None`` is accepted too; ``also``: other accepted integers
-    (``workers=-1``)."""
+    (``workers=-1``); ``auto``: ``"auto"`` too (chosen at fit time)."""
 
     low: int
     none: bool = False
     also: tuple[int, ...] = ()
     high: int | None = None
+    auto: bool = False
 
     def check(self, name: str, value: Any) -> None:
-        if value is None and self.none:
+        if (value is None and self.none) or (self.auto and is_auto(value)):
             return
         if not _is_integer(value):
             raise ValueError(f"{name} must be an integer, got {value!r}")
@@ -316,8 +317,8 @@ LIMITS = {"walks_per_node": 10_000, "walk_length": 100_000, "window": 1_000,
 MAX_POOL = 1_000_000
 
 
-def _bounded(name: str, low: int = 1) -> Integer:
-    return Integer(low, high=LIMITS[name])
+def _bounded(name: str, low: int = 1, auto: bool = False) -> Integer:
+    return Integer(low, high=LIMITS[name], auto=auto)
 
 
 _AUTO_GIVEN = "given: the options as given"
@@ -345,8 +346,11 @@ PARAMS: tuple[Param, ...] = (
               "LIST"), auto=True, kernels=("multi",)),
     Param("dim", 128, _COUNT, "embedding dimension",
           Cli(("--dim",), "embedding dimension d", "D"), symbol="d"),
-    Param("walks_per_node", 80, _bounded("walks_per_node"), "walks started from every node",
-          Cli(("--walks-per-node",), "walks per node", "N"), symbol="N"),
+    Param("walks_per_node", AUTO, _bounded("walks_per_node", auto=True),
+          "walks started from every node",
+          Cli(("--walks-per-node",), "walks per node (auto: 80, the paper's; 20 where "
+              "--setting auto trains a graph of 100,000 nodes or more with mean degree 8 or "
+              "more)", "N"), symbol="N"),
     Param("walk_length", 10, _bounded("walk_length"), "nodes per walk",
           Cli(("--walk-length",), "walk length", "L"), symbol="L"),
     Param("window", 10, _bounded("window"), "context window",

@@ -101,8 +101,11 @@ class Restarts:
 def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
                         stored: list[np.ndarray] | None, negatives: tuple, keep, kernels:
                         list[Kernel], fixed: np.ndarray | None, seed,
-                        monitor: Callable | None) -> Restarts:
+                        monitor: Callable | None, degree: float | None = None) -> Restarts:
     """Train runs of ``model`` on ``g`` until one is kept (see the module docstring).
+
+    ``degree``: the graph's mean degree (:func:`~kernelne.engine.propagation.mean_degree`;
+    None: measured here where the automatic setting applies).
 
     ``fixed``: the kernels' fixed weights (None: learned); kernels of weight 0 are left out
     of training. ``negatives``: the noise distribution's alias table; ``keep``: subsampling's
@@ -122,7 +125,7 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
     params = resolved(model)  # the parameters the runs train with ("auto": the paper's)
     out = Restarts(run=None, kernels=kernels, simplex=model.simplex_weights())
     if may_switch:
-        out.mean_degree = mean_degree(g.adjacency())
+        out.mean_degree = mean_degree(g.adjacency()) if degree is None else degree
     if dense_by_degree(out.mean_degree):  # a dense graph: the dense setting from the start
         may_switch = False
         params = with_params(params, DENSE_SETTING)

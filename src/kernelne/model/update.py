@@ -191,7 +191,7 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     # once; in a directed graph a sink is also reached by other walks, then its count is more)
     untrained = is_old & (old_degrees == 0)
     if g.directed:
-        untrained &= old_counts <= int(model.walks_per_node)
+        untrained &= old_counts <= int(fitted_params(model).walks_per_node)
     untrained[g.isolated_nodes()] = False
     relearned = np.flatnonzero(untrained)
     fresh = np.flatnonzero(~is_old | untrained)  # new and relearned: learned from scratch
@@ -212,7 +212,8 @@ def partial_fit(model: Any, graph: Any, touched_rate: float = 0.0,
     starts = np.repeat(fresh, int(new_walks_factor))
     if touched_rate > 0:
         starts = np.concatenate([starts, touched])
-    corpus = WalkCorpus(g, model.walks_per_node, model.walk_length, model.p, model.q,
+    corpus = WalkCorpus(g, int(fitted_params(model).walks_per_node), model.walk_length,
+                        model.p, model.q,
                         int(seed), model.chunk_walks, starts=starts)
     counts = old_counts.copy()
     pairs, loss_rows = 0, []

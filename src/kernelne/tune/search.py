@@ -68,6 +68,8 @@ from kernelne.engine.diagnostics import DegenerateEmbeddingWarning
 from kernelne.errors import FIT_ERRORS, InputError, TrainingError, failure_reason
 from kernelne.evaluation.validation import rank_finalists
 from kernelne.graphs.graph import Graph, load_graph
+from kernelne.model.auto_setting import resolved
+from kernelne.model.params import is_auto
 from kernelne.tune import space
 from kernelne.tune.protocols import ClassificationProtocol, LinkProtocol, labels_of
 from kernelne.tune.result import TuneResult, format_se
@@ -316,7 +318,8 @@ class _Search:
     def walks(self, params: dict[str, Any], base: dict[str, Any]) -> int | None:
         """The walks per node a fit of ``params`` over ``base`` makes (None: no walks)."""
         est = space.make_estimator(self.method, {**base, **params})
-        return est.get_params().get("walks_per_node")
+        walks = est.get_params().get("walks_per_node")
+        return int(resolved(est).walks_per_node) if is_auto(walks) else walks
 
     def keep(self, number: int, score: float, model) -> None:
         """Hold ``model`` if the protocol fits on the whole graph and it scores best."""

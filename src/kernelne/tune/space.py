@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernelne.errors import InputError
+from kernelne.model.params import is_auto
 
 #: The subsampling thresholds KernelNE's search tries: off, or word2vec's range (log spaced).
 SUBSAMPLE_CHOICES = [0.0, 1e-5, 1e-4, 1e-3]
@@ -184,7 +185,8 @@ def check_settings(method: str, params: dict[str, Any], n_nodes: int | None = No
         est = make_estimator(method, params)
         got = est.get_params()
         for name in _COUNTS:
-            if name in got and got[name] is not None and int(got[name]) < 1:
+            if (name in got and got[name] is not None and not is_auto(got[name])
+                    and int(got[name]) < 1):
                 raise ValueError(f"{name} must be at least 1, got {got[name]}")
         if "workers" in got:
             resolve_workers(got["workers"])
