@@ -436,7 +436,9 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     running = model.fit_seconds_ - compiling
     lines = [
         f"graph      {graph.summary()}",
-        f"walks      {model.n_walks_:,} (x{model.walk_length} nodes)",
+        f"walks      {model.n_walks_:,} (x{model.walk_length} nodes"
+        + (f"; per node {why}" if (why := (getattr(model, "setting_", None) or {}).get("walks"))
+           else "") + ")",
         pairs_line(model, running, compiling),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
