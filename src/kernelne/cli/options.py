@@ -434,11 +434,12 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
 
     compiling = getattr(model, "compile_seconds_", 0.0)
     running = model.fit_seconds_ - compiling
+    setting = getattr(model, "setting_", None)
+    walks_why = (setting or {}).get("walks")  # walks_per_node="auto": the value and why
     lines = [
         f"graph      {graph.summary()}",
         f"walks      {model.n_walks_:,} (x{model.walk_length} nodes"
-        + (f"; per node {why}" if (why := (getattr(model, "setting_", None) or {}).get("walks"))
-           else "") + ")",
+        + (f"; per node {walks_why})" if walks_why else ")"),
         pairs_line(model, running, compiling),
         "kernel     " + ", ".join(str(k) for k in model.kernels_),
     ]
@@ -449,7 +450,6 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
     elif pool:
         lines.append(f"negatives  {model.negatives} per pair, from a pool of {pool} drawn per walk")
     trained = fitted_params(model)  # the setting chosen, if an automatic fit switched
-    setting = getattr(model, "setting_", None)
     if setting is not None:
         lines.append(f"setting    {setting['name']}: {setting['evidence']}")
         values = setting_values(model, setting)

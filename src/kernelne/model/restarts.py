@@ -29,7 +29,6 @@ from tqdm.auto import tqdm
 from kernelne.engine.chunks import StageClock, train_chunks
 from kernelne.engine.diagnostics import check_finite
 from kernelne.engine.kernels import Kernel
-from kernelne.engine.propagation import mean_degree
 from kernelne.engine.robust import (
     CHECKPOINT_PAIRS,
     MAX_NARROWING,
@@ -104,8 +103,8 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
                         monitor: Callable | None, degree: float | None = None) -> Restarts:
     """Train runs of ``model`` on ``g`` until one is kept (see the module docstring).
 
-    ``degree``: the graph's mean degree (:func:`~kernelne.engine.propagation.mean_degree`;
-    None: measured here where the automatic setting applies).
+    ``degree``: the graph's mean degree (:func:`~kernelne.engine.propagation.mean_degree`),
+    measured by the caller wherever the automatic setting applies (None elsewhere).
 
     ``fixed``: the kernels' fixed weights (None: learned); kernels of weight 0 are left out
     of training. ``negatives``: the noise distribution's alias table; ``keep``: subsampling's
@@ -125,7 +124,7 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
     params = resolved(model)  # the parameters the runs train with ("auto": the paper's)
     out = Restarts(run=None, kernels=kernels, simplex=model.simplex_weights())
     if may_switch:
-        out.mean_degree = mean_degree(g.adjacency()) if degree is None else degree
+        out.mean_degree = degree
     if dense_by_degree(out.mean_degree):  # a dense graph: the dense setting from the start
         may_switch = False
         params = with_params(params, DENSE_SETTING)
