@@ -42,7 +42,9 @@ def cpu_count() -> int:
 def die_with_parent() -> None:
     """In a worker process: ask Linux to send SIGTERM when the parent process dies, so a
     killed ``kernelne`` leaves no orphaned joblib workers. A no-op in the main process and
-    off Linux; cheap and idempotent, called at the start of every task."""
+    off Linux; cheap and idempotent. It is the ``initializer`` of kernelne's joblib pools,
+    so a worker is armed before it unpickles (and imports for) its first task, and it is
+    called again at the start of every task, for pools made elsewhere."""
     import multiprocessing
     import signal
     import sys

@@ -51,8 +51,10 @@ def test_killed_main_process_leaves_no_workers(tmp_path):
             return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    # the workers arm their parent-death signal in their first task: wait until two children
-    # have run tasks for a while (3 s of CPU: importing scikit-learn alone takes 1-2 s)
+    # the workers arm their parent-death signal as the pool starts them (joblib's initializer),
+    # before their first task imports scikit-learn: wait until two children have run for a
+    # while (3 s of CPU; when the signal was armed in the task, a kill within the import
+    # orphaned them on slow machines)
     deadline = time.time() + 120
     workers = []
     while len(workers) < 2 and time.time() < deadline:

@@ -443,7 +443,8 @@ def evaluate_node_classification_rules(
     X, Y, skipped = labelled_rows(embedding, labels, label_nodes, missing)
     classifier = default_classifier() if classifier is None else classifier
     jobs = [(r, i) for r in ratios for i in range(repeats)]
-    results = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)), return_as="generator")(
+    results = Parallel(n_jobs=cap_jobs(n_jobs, len(jobs)), return_as="generator",
+                       initializer=die_with_parent)(
         delayed(score_split_each_rule)(X, Y, r, seed, i, classifier, tuple(rules), select_C)
         for r, i in jobs
     )

@@ -242,7 +242,8 @@ def _stream(tasks: Iterable, n_jobs: int, total: int, desc: str, progress: bool)
         return
     with tqdm(total=total, desc=desc, unit="job", disable=not progress, dynamic_ncols=True) as bar:
         jobs = cap_jobs(n_jobs, total) if n_jobs is not None else n_jobs
-        for result in Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks):
+        for result in Parallel(n_jobs=jobs, return_as="generator_unordered",
+                               initializer=die_with_parent)(tasks):
             bar.update(1)
             yield result
 
