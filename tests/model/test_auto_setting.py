@@ -287,3 +287,38 @@ def test_an_automatic_fit_of_a_large_dense_graph_makes_fewer_walks(dense, monkey
     given = fit(dense, walks_per_node=80)  # the paper's value given: used
     assert "walks_per_node" not in given.setting_["params"] and "walks" not in given.setting_
     assert given.n_walks_ == 80 * dense.n_nodes
+
+
+def test_the_start_scale_is_narrower_only_on_large_dense_graphs_in_an_automatic_fit():
+    start = auto_setting.start_scale
+    large, small = auto_setting.LARGE_GRAPH_NODES, auto_setting.LARGE_GRAPH_NODES - 1
+    assert start(KernelNE(), large, 8.0) == (8.0, "kernel scale 8 from the start (100,000 "
+                                             "nodes >= 100,000, mean degree 8.0 >= 8: the "
+                                             "restart test narrowed the dense setting's kernel "
+                                             "on such graphs)")
+    assert start(KernelNE(), small, 20.0) == (1.0, None)
+    assert start(KernelNE(), large, 7.9) == (1.0, None)  # the paper's setting
+    assert start(KernelNE(), large, None) == (1.0, None)
+    for given in ({"setting": "given"}, {"partitions": 2}, {"robust": False},
+                  {"kernel": "schoenberg"}, {"alpha": 2.0}):
+        assert start(KernelNE(**given), large, 20.0) == (1.0, None), given
+
+
+def test_an_automatic_fit_of_a_large_dense_graph_starts_narrowed_and_says_why(dense,
+                                                                             monkeypatch):
+    from kernelne.cli.options import describe_fit
+
+    restarted = fit(dense)  # sch:1, narrowed 8x by the restart test, trained again
+    assert len(restarted.narrowed_) == 1 and "scale" not in restarted.setting_
+    monkeypatch.setattr(auto_setting, "LARGE_GRAPH_NODES", dense.n_nodes)
+    model = fit(dense)
+    assert model.kernel_scale_ == auto_setting.LARGE_GRAPH_SCALE and not model.narrowed_
+    assert model.setting_["scale"].startswith("kernel scale 8 from the start (1,000 nodes")
+    assert model.shell_checks_  # the restart test still looks
+    # the restarted fit's rows, without the run it gave up
+    np.testing.assert_array_equal(model.embedding_, restarted.embedding_)
+    assert model.n_pairs_ == restarted.n_pairs_
+    summary = describe_fit(model, dense, 1.0)
+    assert "effective  sch:" in summary and "; kernel scale 8 from the start" in summary
+    given = fit(dense, kernel="schoenberg", window_shrink=True)  # a kernel given: as given
+    assert "scale" not in given.setting_ and len(given.narrowed_) == 1  # started at 1

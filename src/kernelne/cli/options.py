@@ -484,8 +484,10 @@ def describe_fit(model, graph, seconds: float, load_seconds: float = 0.0) -> str
                          f"{check['offset_ratio']:.2f}, neighbour AUC "
                          f"{check['neighbour_auc']:.2f}: no shell")
     if model.kernel_scale_ != 1.0:
+        started = (setting or {}).get("scale")  # a large dense graph: narrower from the start
         lines.append("effective  " + ", ".join(str(k) for k in model.effective_kernels())
-                     + f" (kernel scale {model.kernel_scale_:g} on |x-y|^2)")
+                     + f" (kernel scale {model.kernel_scale_:g} on |x-y|^2"
+                     + (f"; {started})" if started else ")"))
     hist = model.loss_history_
     if len(hist):
         lines.append(f"loss       positive (1-k)^2 {hist[0, 1]:.4f} -> {hist[-1, 1]:.4f}, "

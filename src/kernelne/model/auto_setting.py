@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.engine.propagation import AUTO_MIN_DEGREE
+from kernelne.engine.robust import NARROWING
 from kernelne.model.params import PARAMS, is_auto, param
 
 #: ``KernelNE(setting=...)``: choose from the graph, or use the parameters as given
@@ -68,6 +69,10 @@ LARGE_GRAPH_NODES = 100_000
 #: nodes and mean degree 20, Micro-F1 at 20 walks is within .004 of 80 walks' (docs/QUALITY.md,
 #: rule 6), at a quarter of the pairs
 LARGE_GRAPH_WALKS = 20
+#: the kernel scale (on ``||x - y||^2``) an automatic fit of a large dense graph starts at: the
+#: dense setting's kernel narrowed once, as the restart test narrowed it in every such fit
+#: measured (docs/QUALITY.md, rule 6)
+LARGE_GRAPH_SCALE = NARROWING
 #: median row norm of ``embedding_`` with ``normalize="auto"``
 OUTPUT_NORM = 2.5
 #: rows the median norm is estimated from (a seeded sample on larger graphs)
@@ -171,6 +176,41 @@ def walk_budget(model, n_nodes: int, mean_degree: float | None) -> tuple[int, st
                                    f"{LARGE_GRAPH_NODES:,}, mean degree {mean_degree:.1f} >= "
                                    f"{AUTO_MIN_DEGREE:g})")
     return paper, f"auto: {paper}, the paper's ({n_nodes:,} nodes, mean degree {mean_degree:.1f})"
+
+
+def start_scale(model, n_nodes: int, mean_degree: float | None) -> tuple[float, str | None]:
+    """The kernel scale ``rho`` (on ``||x - y||^2``) a fit of ``model`` starts at, and why
+    (None: 1, the kernel as given).
+
+    :data:`LARGE_GRAPH_SCALE` where the automatic setting chooses (:func:`chooses`) and
+    trains the dense setting from the start (:func:`dense_by_degree`) on a graph of at least
+    :data:`LARGE_GRAPH_NODES` nodes: there the restart test narrowed ``sch:1`` by
+    :data:`~kernelne.engine.robust.NARROWING` in every fit measured, after a fifth of the
+    pairs or less, so the run before it was lost work. The restart test still looks and may
+    narrow further; a kernel or ``alpha`` given starts as given.
+
+    Parameters
+    ----------
+    model : KernelNE
+        The estimator.
+    n_nodes : int
+        Nodes of the graph.
+    mean_degree : float or None
+        Its mean degree (None: not measured, the automatic choice does not apply).
+
+    Returns
+    -------
+    (float, str or None)
+        The scale and the reason for a scale other than 1.
+    """
+    if (not chooses(model) or not dense_by_degree(mean_degree)
+            or n_nodes < LARGE_GRAPH_NODES
+            or not _at_default(model.alpha, param("alpha").default)):
+        return 1.0, None
+    return LARGE_GRAPH_SCALE, (f"kernel scale {LARGE_GRAPH_SCALE:g} from the start "
+                               f"({n_nodes:,} nodes >= {LARGE_GRAPH_NODES:,}, mean degree "
+                               f"{mean_degree:.1f} >= {AUTO_MIN_DEGREE:g}: the restart test "
+                               "narrowed the dense setting's kernel on such graphs)")
 
 
 def dense_by_degree(mean_degree: float | None) -> bool:

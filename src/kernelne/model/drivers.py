@@ -91,7 +91,8 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         pairs=run.pairs, losses=run.loss_rows, n_walks=model.epochs * corpus.n_walks,
         counts=counts, walks=np.concatenate(stored) if stored else None,
         seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
-        choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why)))
+        choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why),
+        scale_why=out.scale_why))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
     training_compile = compiled.of("_train_blocks", *DEVICE_FUNCTIONS)  # the rest: walks,
@@ -111,12 +112,15 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                losses: Any, n_walks: int, counts: np.ndarray, walks: np.ndarray | None,
                seed: int, switched_at: dict | None, start: float,
                partitioned: bool = False, choice_degree: float | None = None,
-               walks_made: tuple[int, str | None] | None = None) -> FitRecord:
+               walks_made: tuple[int, str | None] | None = None,
+               scale_why: str | None = None) -> FitRecord:
     """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
     in place with ``normalize="auto"``) and its run's figures, with the propagation
     ``propagate`` gives on ``g`` (:func:`~kernelne.engine.propagation.choose_propagation`);
     warns if the rows look collapsed or undertrained. ``walks_made``: the walks per node and
-    why (:func:`~kernelne.model.auto_setting.walk_budget`; None: the resolved value)."""
+    why (:func:`~kernelne.model.auto_setting.walk_budget`; None: the resolved value);
+    ``scale_why``: why the kernel scale started above 1
+    (:func:`~kernelne.model.auto_setting.start_scale`; recorded as ``setting_["scale"]``)."""
     if walks_made is None:
         walks_made = (int(resolved(model).walks_per_node), None)
     mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
@@ -135,6 +139,8 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
     if walks_made[1] is not None:  # "auto": the value taken, and why
         setting["params"]["walks_per_node"] = walks_made[0]
         setting["walks"] = walks_made[1]
+    if scale_why is not None:
+        setting["scale"] = scale_why
     return FitRecord(
         embedding=A if propagation is None else propagated(model, g, A, propagation),
         context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,

@@ -174,8 +174,11 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
         while ``kernel``, ``sigma``, ``loss`` and ``window_shrink`` are ``"auto"`` (not
         given: a value given is used, the paper's too), ``kernels`` and ``beta_select`` at
         their defaults, ``robust=True`` and ``partitions=1``; ``setting_`` says what was kept
-        and why (:mod:`kernelne.model.auto_setting`). ``"given"``: the parameters as given,
-        always (``"auto"``: the paper's values).
+        and why (:mod:`kernelne.model.auto_setting`). On a dense graph of
+        :data:`~kernelne.model.auto_setting.LARGE_GRAPH_NODES` nodes or more (and ``alpha``
+        at its default) the kernel starts 8x narrower, as the restart test would narrow it
+        (:func:`~kernelne.model.auto_setting.start_scale`; ``setting_["scale"]``).
+        ``"given"``: the parameters as given, always (``"auto"``: the paper's values).
     normalize : {"auto", "none"}, default "auto"
         ``"auto"``: ``embedding_`` and ``context_embedding_`` are multiplied by one factor
         (``output_scale_``) that brings the median row norm to
@@ -253,7 +256,8 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
     health_ : EmbeddingHealth
         The check of the result (:class:`~kernelne.engine.diagnostics.EmbeddingHealth`).
     kernel_scale_ : float
-        1, or the robust fit's narrowing.
+        1, or the robust fit's narrowing (with the automatic setting's start on a large
+        dense graph, ``setting_["scale"]``).
     lr_restarts_ : list of dict
         Each run that diverged and was restarted with half its learning rate: its ``lr``
         and ``bad_rows`` of ``rows`` (empty if none diverged).

@@ -50,6 +50,7 @@ from kernelne.model.auto_setting import (
     chooses,
     dense_by_degree,
     resolved,
+    start_scale,
     with_params,
 )
 
@@ -74,7 +75,8 @@ def count_walks(corpus: WalkCorpus, n_nodes: int, keep_walks: bool, verbose: boo
 @dataclass
 class Restarts:
     """What :func:`train_with_restarts` ends with: the kept ``run``, the ``kernels`` it
-    trained (the dense setting's after a switch), the kernel scale ``rho``, the shell
+    trained (the dense setting's after a switch), the kernel scale ``rho`` (and why it did not
+    start at 1, ``scale_why``: :func:`~kernelne.model.auto_setting.start_scale`), the shell
     figures of each narrowing (``narrowed``), whether the weights moved to the simplex,
     the shell test that switched to the dense setting (``switched_at``, None: no switch), the
     graph's mean degree where the automatic setting applies (``mean_degree``, None elsewhere;
@@ -95,6 +97,7 @@ class Restarts:
     lr_restarts: list[dict] = field(default_factory=list)
     given_up_walks: float = 0.0
     given_up_training: float = 0.0
+    scale_why: str | None = None
 
 
 def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
@@ -129,6 +132,7 @@ def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
         may_switch = False
         params = with_params(params, DENSE_SETTING)
         out.kernels = active = params.kernel_dictionary()
+    out.rho, out.scale_why = start_scale(model, g.n_nodes, out.mean_degree)
     while True:
         run = Run(params, g, corpus, stored, negatives, keep, active, seed, out.rho,
                   out.simplex, weights, out.rate)
