@@ -178,6 +178,12 @@ def test_auto_propagates_where_the_filter_fits_in_the_memory_available(monkeypat
     assert choose_propagation("auto", full, dim=8) == (
         None, "auto: the filter needs 0.0 GiB, 0.0 GiB available")
     assert choose_propagation(True, full, dim=8) == (Propagation(), "as given")
+    # rows on disk (a partitioned fit's): the result goes beside them, not into memory
+    on_disk = propagation_module.filter_bytes(full, 8, rows_in_memory=False)
+    assert on_disk == need - 10 * 8 * 4
+    assert choose_propagation("auto", full, dim=8, partitioned=True)[0] == Propagation()
+    monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: on_disk - 1)
+    assert choose_propagation("auto", full, dim=8, partitioned=True)[0] is None
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: need)
     assert choose_propagation("auto", full, dim=8)[0] == Propagation()
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: None)
@@ -198,7 +204,7 @@ def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
     full = sp.csr_matrix(np.ones((10, 10)) - np.eye(10))  # mean degree 9
     assert choose_propagation("auto", full, dim=8) == (Propagation(),
                                                        "auto: mean degree 9.0 >= 8")
-    assert choose_propagation(" auto ", full, dim=8, partitioned=True)[0] is None
+    assert choose_propagation(" auto ", full, dim=8, partitioned=True)[0] == Propagation()
     assert choose_propagation("auto", full, dim=10)[0] == Propagation()
     assert choose_propagation("auto", full, dim=11) == (None, "auto: 10 nodes, fewer than dim 11")
     assert choose_propagation(True, ring, dim=8) == (Propagation(), "as given")

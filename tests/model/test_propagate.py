@@ -55,14 +55,18 @@ def test_off_leaves_the_fit_unchanged(graph):
 
 
 @pytest.mark.parametrize("folder", [False, True])
-def test_a_partitioned_fit_propagates_the_assembled_rows_in_memory(graph, tmp_path, folder):
+def test_a_partitioned_fit_propagates_the_assembled_rows(graph, tmp_path, folder):
     settings = dict(SMALL, partitions=2, rounds=2)
     plain = KernelNE(**settings, partition_dir=str(tmp_path / "a") if folder else None).fit(graph)
     spread = KernelNE(**{**settings, "propagate": True},
                       partition_dir=str(tmp_path / "b") if folder else None).fit(graph)
     want = propagate_rows(graph.adjacency(), np.array(plain.embedding_), Propagation())
     np.testing.assert_array_equal(spread.embedding_, want * np.float32(OUTPUT_NORM))
-    assert type(spread.embedding_) is np.ndarray  # not the folder's memory map
+    if folder:  # written into the folder, then mapped: the rows need not fit in memory
+        assert isinstance(spread.embedding_, np.memmap)
+        assert str(spread.embedding_.filename) == str(tmp_path / "b" / "embedding.npy")
+    else:
+        assert type(spread.embedding_) is np.ndarray
     np.testing.assert_array_equal(spread.context_embedding_, plain.context_embedding_)
 
 
@@ -89,16 +93,18 @@ def test_auto_propagates_where_the_mean_degree_reaches_the_bound(graph, dense):
     assert off.setting_["propagation"] == "auto: mean degree 6.7 < 8"
 
 
-def test_auto_keeps_the_rows_of_a_large_or_partitioned_fit(dense, monkeypatch):
+def test_auto_keeps_the_rows_of_a_large_fit_and_propagates_a_partitioned_one(dense,
+                                                                             monkeypatch):
     monkeypatch.setattr(propagation_module, "available_memory_bytes", lambda: 2**30)
-    monkeypatch.setattr(propagation_module, "filter_bytes", lambda a, d: 3 * 2**30)
+    monkeypatch.setattr(propagation_module, "filter_bytes",
+                        lambda a, d, rows_in_memory=True: 3 * 2**30)
     big = KernelNE(**{**SMALL, "propagate": "auto"}).fit(dense)
     assert big.propagation_ is None
     assert big.setting_["propagation"] == "auto: the filter needs 3.0 GiB, 1.0 GiB available"
     monkeypatch.undo()
     parts = KernelNE(**{**SMALL, "propagate": "auto"}, partitions=2, rounds=2).fit(dense)
-    assert parts.propagation_ is None
-    assert "partitioned" in parts.setting_["propagation"]
+    assert parts.propagation_ == Propagation()  # as in memory: by the mean degree
+    assert parts.setting_["propagation"] == "auto: mean degree 12.4 >= 8"
 
 
 def _grown(g: Graph) -> Graph:

@@ -388,3 +388,25 @@ def test_a_block_is_written_over_its_old_version_or_anew(tmp_path):
     path.write_bytes(b"\x93NUMPY cut short")  # a write cut short by a crash
     blocks.write_block(path, rows)
     np.testing.assert_array_equal(np.load(path), rows)
+
+
+def test_a_partitioned_fit_of_a_dense_graph_propagates_beside_its_rows(tmp_path):
+    from kernelne.engine.propagation import Propagation, propagate_rows
+    from kernelne.model.auto_setting import OUTPUT_NORM
+
+    g, _ = sbm_graph(400, 4000, 4, 0.2, seed=3)  # mean degree 17.6: "auto" propagates
+    params = {"dim": 16, "walks_per_node": 2, "partitions": 2, "workers": 1,
+              "random_state": 0}
+    on_disk = KernelNE(partition_dir=str(tmp_path / "run"), **params).fit(g)
+    assert on_disk.propagation_ == Propagation()
+    assert on_disk.setting_["propagation"].startswith("auto: mean degree 17.6 >= 8")
+    assert isinstance(on_disk.embedding_, np.memmap)  # written beside the rows, then mapped
+    assert os.path.samefile(on_disk.embedding_.filename, tmp_path / "run" / "embedding.npy")
+    expected = propagate_rows(g.adjacency(), np.asarray(on_disk.trained_embedding_))
+    np.testing.assert_array_equal(on_disk.embedding_, expected * np.float32(OUTPUT_NORM))
+    in_memory = KernelNE(**params).fit(g)  # a temporary folder: the rows come into memory
+    assert not isinstance(in_memory.embedding_, np.memmap)
+    np.testing.assert_array_equal(in_memory.embedding_, on_disk.embedding_)
+    plain = KernelNE(propagate=False, partition_dir=str(tmp_path / "rows"), **params).fit(g)
+    assert plain.propagation_ is None
+    np.testing.assert_array_equal(plain.embedding_, on_disk.trained_embedding_)

@@ -169,7 +169,9 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
     dim : int, default 128
         The rows' dimension ``d``.
     partitioned : bool, default False
-        The rows come from a partitioned fit (``"auto"``: none, the rows stay on disk).
+        The rows come from a partitioned fit: the propagated rows are written beside them on
+        disk, so ``"auto"`` needs memory for the filter's buffers and the graph only
+        (:func:`filter_bytes` with ``rows_in_memory=False``).
     degree : float, optional
         :func:`mean_degree` of ``adjacency`` if already measured (None: measured here).
 
@@ -193,11 +195,10 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
                              f"node at most: {{dim={int(dim)}}} must be at most the number of "
                              f"nodes ({n:,}): choose a smaller {{dim}}, or no propagation")
         return settings, "as given"
-    if partitioned:
-        return None, "auto: a partitioned fit keeps its rows as trained"
     if n < int(dim):
         return None, f"auto: {n:,} nodes, fewer than dim {int(dim)}"
-    need, free = filter_bytes(adjacency, int(dim)), available_memory_bytes()
+    need = filter_bytes(adjacency, int(dim), rows_in_memory=not partitioned)
+    free = available_memory_bytes()
     if free is not None and need > free:
         return None, (f"auto: the filter needs {need / 2**30:.1f} GiB, "
                       f"{free / 2**30:.1f} GiB available")
@@ -208,13 +209,14 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
             f"auto: mean degree {degree:.1f} {sign} {AUTO_MIN_DEGREE:g}")
 
 
-def filter_bytes(adjacency: sp.spmatrix, dim: int) -> int:
+def filter_bytes(adjacency: sp.spmatrix, dim: int, rows_in_memory: bool = True) -> int:
     """The memory :func:`propagate_rows` takes above the rows: the result's ``n x d`` float32
-    buffer, three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR (twice
-    the edges' entries and the self-loops, 8 bytes each, and as much again while it is
-    built)."""
+    buffer (unless ``rows_in_memory`` is False: the result is written to a file, its ``out``),
+    three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR (twice the edges'
+    entries and the self-loops, 8 bytes each, and as much again while it is built)."""
     n, d = adjacency.shape[0], int(dim)
-    return (n * d + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
+    result = n * d if rows_in_memory else 0
+    return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
 
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:
@@ -380,7 +382,8 @@ def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarra
 
 
 def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
-                   settings: Propagation = Propagation()) -> np.ndarray:
+                   settings: Propagation = Propagation(), out: np.ndarray | None = None,
+                   ) -> np.ndarray:
     """ProNE's spectral propagation of ``rows``: ``Â (R - g(L) R)``, thin SVD, unit rows.
 
     The filter runs as numba kernels over ``Â``'s CSR in float32 (Clenshaw's recurrence,
@@ -398,26 +401,33 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
         One row per node.
     settings : Propagation
         Order, ``mu`` and ``theta`` (ProNE's defaults: 10, 0.2, 0.5).
+    out : ndarray of shape (n, d), float32, optional
+        Where the result is written (a memory map: the rows on disk, the same values; not
+        ``rows`` itself); default a new array.
 
     Returns
     -------
     ndarray of shape (n, d)
         ``U sqrt(Σ)`` of the thin SVD of the propagated rows, each row scaled to norm 1 (rows
         that are all zero stay zero), float32. Columns past the propagated rows' rank (as
-        where ``n < d``) are zero.
+        where ``n < d``) are zero. ``out`` if given.
 
     Raises
     ------
     ValueError
-        ``rows`` does not have one row per node of ``adjacency``.
+        ``rows`` does not have one row per node of ``adjacency``, or ``out`` is not a float32
+        array of its shape.
     """
     from kernelne.engine import propagation_kernels as kern
 
     r = _float32_rows(rows, adjacency.shape[0])
+    if out is not None and (out.shape != r.shape or out.dtype != np.float32):
+        raise ValueError(f"propagate: out is {out.dtype} {out.shape}, the rows float32 "
+                         f"{r.shape}")
     if settings.order == 1:
-        return unit_svd_rows(r)
+        return unit_svd_rows(r, out=out)
     graph = _SelfLooped.of(adjacency)
-    mixed = np.empty_like(r)
+    mixed = np.empty_like(r) if out is None else out
     for lo in range(0, r.shape[1], COLUMN_BLOCK):
         residual = _residual(graph, r, settings, lo, lo + COLUMN_BLOCK)
         kern.hat_product(graph.indptr, graph.indices, graph.weights, residual, mixed, lo)

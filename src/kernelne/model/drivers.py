@@ -49,8 +49,10 @@ from kernelne.model.auto_setting import (
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.params import is_auto
 from kernelne.model.restarts import count_walks, train_with_restarts
+from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
+from kernelne.partitioned.store import allocated_memmap
 
 #: the CUDA engine's scalar functions, compiled by numba's CPU compiler on the simulator
 DEVICE_FUNCTIONS = ("mix64", "stream_state", "walk_streams", "next_u64", "rand_below",
@@ -131,8 +133,9 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                           ", ".join(str(k) for k in (k.narrowed(rho) for k in kernels)),
                           model.robust)
     scale = rescale(model, A, B, seed)
+    on_disk = rows_file_beside(A) if partitioned else None
     propagation, why = choose_propagation(model.propagate, g.adjacency(), A.shape[1],
-                                          partitioned, degree=choice_degree)
+                                          on_disk is not None, degree=choice_degree)
     setting = describe_setting(model, switched_at, bool(checks), choice_degree)
     if why != "as given":
         setting["propagation"] = why
@@ -142,7 +145,8 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
     if scale_why is not None:
         setting["scale"] = scale_why
     return FitRecord(
-        embedding=A if propagation is None else propagated(model, g, A, propagation),
+        embedding=A if propagation is None else propagated(model, g, A, propagation,
+                                                           on_disk),
         context_embedding=B, nodes=g.nodes, kernels=kernels, beta=beta,
         kernel_scale=rho, beta_update="simplex" if simplex else "projected",
         walk_counts=counts, degrees=g.degrees, directed=bool(g.directed),
@@ -168,16 +172,37 @@ def rescale(model: Any, A: np.ndarray, B: np.ndarray, seed: int) -> float:
     return s
 
 
-def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation) -> np.ndarray:
+def rows_file_beside(A: np.ndarray) -> Path | None:
+    """Where the propagation of a partitioned fit's rows ``A`` goes: ``embedding.npy`` beside
+    ``A``'s file in the partition folder, or None where ``A`` is in memory (or its file's
+    folder is gone, as a URL's local copy is)."""
+    name = getattr(A, "filename", None)
+    if not isinstance(A, np.memmap) or not name or not Path(name).parent.is_dir():
+        return None
+    return Path(name).with_name("embedding.npy")
+
+
+def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation,
+               on_disk: Path | None = None) -> np.ndarray:
     """The spectral propagation of the rows ``A`` on ``g``
     (:func:`~kernelne.engine.propagation.propagate_rows`), brought to the median row norm
     :data:`~kernelne.model.auto_setting.OUTPUT_NORM` unless ``normalize="none"``; on the
-    model's ``workers`` threads."""
-    with numba_threads(model.workers):
-        rows = propagate_rows(g.adjacency(), A, settings)
-    if model.normalize != "none":
-        rows *= np.float32(OUTPUT_NORM)
-    return rows
+    model's ``workers`` threads. ``on_disk``: a file for the result (written whole, then
+    memory-mapped), None: in memory."""
+    factor = np.float32(OUTPUT_NORM if model.normalize != "none" else 1.0)
+    if on_disk is None:
+        with numba_threads(model.workers):
+            rows = propagate_rows(g.adjacency(), A, settings)
+        rows *= factor
+        return rows
+    with atomic_path(on_disk) as tmp:
+        out = allocated_memmap(tmp, np.float32, A.shape)
+        with numba_threads(model.workers):
+            propagate_rows(g.adjacency(), A, settings, out=out)
+        scale_rows(out, float(factor))
+        out.flush()
+        del out
+    return np.load(on_disk, mmap_mode="r+")
 
 
 def fit_partitioned_model(model: Any, g: Graph, kernels: list[Kernel], seed, client,
