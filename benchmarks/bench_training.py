@@ -15,6 +15,11 @@ sentences, the usual ``Word2Vec(sentences)`` call) is shown beside it; ratios ar
 per pair picked from a per-walk pool of 128 draws (``pool``: ``negative_pool=128``, the default
 from 100,000 nodes) and with ``shared_negatives`` (``shared``).
 
+``--window-shrink`` trains both with each center's window drawn uniformly in 1..10 (word2vec's
+default, and the automatic setting's on dense graphs: ``window_shrink=True``, gensim's
+``shrink_windows=True``); pairs per second are then the expected pairs of the corpus over
+the seconds, and the ratio is of the seconds, as without it.
+
 Graphs: dataset names (``cora``, ``dblp``: ``--walks-per-node`` walks per node, default 80) and
 planted partitions ``sbm:N`` (N nodes, 10 N edges, 50 communities, mixing 0.5, seed 0, as in
 ``bench_scaling.py``; ``--sbm-walks`` walks per node, default 1). Usage:
@@ -58,13 +63,22 @@ def count_pairs(walks: np.ndarray, window: int) -> int:
     return total
 
 
+def expected_pairs(walks: np.ndarray, window: int, shrink: bool) -> float:
+    """The corpus' (center, context) pairs: every window ``window``, or with ``shrink`` the
+    mean over a window drawn uniformly in ``1..window``."""
+    if not shrink:
+        return float(count_pairs(walks, window))
+    return sum(count_pairs(walks, b) for b in range(1, window + 1)) / window
+
+
 def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
-                 shared_negatives=False, negative_pool=0):
+                 shared_negatives=False, negative_pool=0, window_shrink=False):
     kernel = kernel_arrays(kernels)
     counts = np.bincount(walks[walks >= 0], minlength=n)
     noise = Noise(*alias_table(counts**0.75))
     settings = TrainSettings(float(walks.size), learn_beta=len(kernels) > 1, seed=1,
-                             shared_negatives=shared_negatives, negative_pool=negative_pool)
+                             shared_negatives=shared_negatives, negative_pool=negative_pool,
+                             window_shrink=window_shrink)
 
     # allocated once, as a fit allocates them: each timed run continues training (as gensim's
     # runs do); B's pages are mapped now, not by the first timed run
@@ -82,17 +96,17 @@ def kernelne_run(walks, n, kernels: list[Kernel], threads: int, dim=128,
     return run
 
 
-def _gensim_model(threads: int, dim: int) -> Word2Vec:
+def _gensim_model(threads: int, dim: int, shrink: bool = False) -> Word2Vec:
     return Word2Vec(
         vector_size=dim, window=10, negative=5, sg=1, hs=0, sample=0, min_count=0,
-        workers=threads, seed=1, shrink_windows=False,
+        workers=threads, seed=1, shrink_windows=shrink,
     )
 
 
-def gensim_run(walks, threads: int, dim=128):
+def gensim_run(walks, threads: int, dim=128, shrink: bool = False):
     """gensim's list mode: a Python list of str sentences (vocabulary built untimed)."""
     sentences = [[str(x) for x in w[w >= 0]] for w in walks]
-    model = _gensim_model(threads, dim)
+    model = _gensim_model(threads, dim, shrink)
     model.build_vocab(sentences)
 
     def run():
@@ -110,14 +124,15 @@ def write_corpus(walks: np.ndarray, path: str | Path) -> None:
             f.write("\n")
 
 
-def gensim_file_run(walks, threads: int, dim=128, work: str | Path | None = None):
+def gensim_file_run(walks, threads: int, dim=128, work: str | Path | None = None,
+                    shrink: bool = False):
     """gensim's ``corpus_file`` mode: the walks written to a text file, the vocabulary built
     from it untimed; ``run`` times one ``train`` epoch. The file is removed when ``run`` is
     garbage collected (``run.cleanup()`` removes it at once)."""
     fd, path = tempfile.mkstemp(suffix=".walks.txt", dir=work)
     os.close(fd)
     write_corpus(walks, path)
-    model = _gensim_model(threads, dim)
+    model = _gensim_model(threads, dim, shrink)
     model.build_vocab(corpus_file=path)
     total_words = model.corpus_total_words
 
@@ -156,15 +171,17 @@ def interleaved(runs: dict, repeats: int) -> dict:
 
 
 def rate_rows(walks, n_nodes, threads: int, repeats: int, kernels=("gauss:1.41421",),
-              negatives=("pair", "shared"), gensim_modes=GENSIM_MODES, work=None) -> list:
+              negatives=("pair", "shared"), gensim_modes=GENSIM_MODES, work=None,
+              shrink: bool = False) -> list:
     """``[(method, mode, Mpairs/s, Mpairs/s per thread, ratio to gensim corpus_file, s, peak
-    MiB)]`` for gensim and KernelNE on the same walks and threads, runs interleaved."""
-    pairs = count_pairs(walks, 10)
+    MiB)]`` for gensim and KernelNE on the same walks and threads, runs interleaved
+    (``shrink``: both with shrinking windows)."""
+    pairs = expected_pairs(walks, 10, shrink)
     runs, labels = {}, {}
     for mode in gensim_modes:
-        make = gensim_file_run if mode == "file" else gensim_run
-        runs[f"gensim {mode}"] = make(walks, threads, work=work) if mode == "file" \
-            else make(walks, threads)
+        runs[f"gensim {mode}"] = (gensim_file_run(walks, threads, work=work, shrink=shrink)
+                                  if mode == "file" else gensim_run(walks, threads,
+                                                                    shrink=shrink))
         labels[f"gensim {mode}"] = ("gensim sg", "corpus_file" if mode == "file" else "list")
     for spec in kernels:
         k = parse_kernel(spec)
@@ -172,7 +189,8 @@ def rate_rows(walks, n_nodes, threads: int, repeats: int, kernels=("gauss:1.4142
             name = f"kernelne {k} {neg}"
             runs[name] = kernelne_run(walks, n_nodes, [k], threads,
                                       shared_negatives=neg == "shared",
-                                      negative_pool=POOL_SIZE if neg == "pool" else 0)
+                                      negative_pool=POOL_SIZE if neg == "pool" else 0,
+                                      window_shrink=shrink)
             labels[name] = (f"kernelne {k}", NEGATIVE_MODES[neg])
     results = interleaved(runs, repeats)
     for run in runs.values():
@@ -216,11 +234,14 @@ def main() -> None:
     ap.add_argument("--sbm-walks", type=int, default=1, help="walks per node, sbm:N graphs")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--work", default=None, help="folder for gensim's corpus files")
+    ap.add_argument("--window-shrink", action="store_true",
+                    help="both with windows drawn in 1..10 (the dense setting's)")
     args = ap.parse_args()
     if args.work is not None:
         Path(args.work).mkdir(parents=True, exist_ok=True)
 
-    print(f"walks of length 10, window 10, k = 5, d = 128, one epoch; {conditions()}")
+    windows = "drawn in 1..10 (shrinking)" if args.window_shrink else "10"
+    print(f"walks of length 10, window {windows}, k = 5, d = 128, one epoch; {conditions()}")
     print("gensim modes: corpus_file = walks in a text file, vocabulary built untimed, "
           "only train() timed; list = a Python list of str sentences")
     print(HEADER)
@@ -232,7 +253,7 @@ def main() -> None:
         walks = random_walks(g, per_node, 10, seed=1, workers=max(args.threads))
         for threads in args.threads:
             rows = rate_rows(walks, g.n_nodes, threads, args.repeats, args.kernels,
-                             args.negatives, args.gensim, args.work)
+                             args.negatives, args.gensim, args.work, args.window_shrink)
             print_rows(name, g.n_nodes, per_node, threads, rows)
 
 
