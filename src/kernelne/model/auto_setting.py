@@ -171,10 +171,9 @@ def walk_budget(model, n_nodes: int, mean_degree: float | None) -> tuple[int, st
     paper = int(PAPER_SETTING["walks_per_node"])
     if model.setting != "auto" or int(model.partitions) > 1 or mean_degree is None:
         return paper, f"auto: {paper}, the paper's"
-    if n_nodes >= LARGE_GRAPH_NODES and mean_degree >= AUTO_MIN_DEGREE:
-        return LARGE_GRAPH_WALKS, (f"auto: {LARGE_GRAPH_WALKS} ({n_nodes:,} nodes >= "
-                                   f"{LARGE_GRAPH_NODES:,}, mean degree {mean_degree:.1f} >= "
-                                   f"{AUTO_MIN_DEGREE:g})")
+    large = large_dense(n_nodes, mean_degree)
+    if large is not None:
+        return LARGE_GRAPH_WALKS, f"auto: {LARGE_GRAPH_WALKS} ({large})"
     return paper, f"auto: {paper}, the paper's ({n_nodes:,} nodes, mean degree {mean_degree:.1f})"
 
 
@@ -203,14 +202,23 @@ def start_scale(model, n_nodes: int, mean_degree: float | None) -> tuple[float, 
     (float, str or None)
         The scale and the reason for a scale other than 1.
     """
-    if (not chooses(model) or not dense_by_degree(mean_degree)
-            or n_nodes < LARGE_GRAPH_NODES
+    large = large_dense(n_nodes, mean_degree)
+    if (large is None or not chooses(model)
             or not _at_default(model.alpha, param("alpha").default)):
         return 1.0, None
-    return LARGE_GRAPH_SCALE, (f"kernel scale {LARGE_GRAPH_SCALE:g} from the start "
-                               f"({n_nodes:,} nodes >= {LARGE_GRAPH_NODES:,}, mean degree "
-                               f"{mean_degree:.1f} >= {AUTO_MIN_DEGREE:g}: the restart test "
-                               "narrowed the dense setting's kernel on such graphs)")
+    return LARGE_GRAPH_SCALE, (f"kernel scale {LARGE_GRAPH_SCALE:g} from the start ({large}: "
+                               "the restart test narrowed the dense setting's kernel on such "
+                               "graphs)")
+
+
+def large_dense(n_nodes: int, mean_degree: float | None) -> str | None:
+    """Why a graph is large and dense for :func:`walk_budget` and :func:`start_scale` (at
+    least :data:`LARGE_GRAPH_NODES` nodes and :func:`dense_by_degree`), one phrase, or None
+    if it is not (or its mean degree was not measured)."""
+    if n_nodes < LARGE_GRAPH_NODES or not dense_by_degree(mean_degree):
+        return None
+    return (f"{n_nodes:,} nodes >= {LARGE_GRAPH_NODES:,}, mean degree {mean_degree:.1f} >= "
+            f"{AUTO_MIN_DEGREE:g}")
 
 
 def dense_by_degree(mean_degree: float | None) -> bool:

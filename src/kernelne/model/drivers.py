@@ -189,17 +189,18 @@ def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation,
     :data:`~kernelne.model.auto_setting.OUTPUT_NORM` unless ``normalize="none"``; on the
     model's ``workers`` threads. ``on_disk``: a file for the result (written whole, then
     memory-mapped), None: in memory."""
-    factor = np.float32(OUTPUT_NORM if model.normalize != "none" else 1.0)
     if on_disk is None:
         with numba_threads(model.workers):
             rows = propagate_rows(g.adjacency(), A, settings)
-        rows *= factor
+        if model.normalize != "none":
+            rows *= np.float32(OUTPUT_NORM)
         return rows
     with atomic_path(on_disk) as tmp:
         out = allocated_memmap(tmp, np.float32, A.shape)
         with numba_threads(model.workers):
             propagate_rows(g.adjacency(), A, settings, out=out)
-        scale_rows(out, float(factor))
+        if model.normalize != "none":
+            scale_rows(out, OUTPUT_NORM)
         out.flush()
         del out
     return np.load(on_disk, mmap_mode="r+")
