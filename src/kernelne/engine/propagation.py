@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.special import iv
 
 from kernelne.errors import ParamError
@@ -143,16 +145,41 @@ def check_propagation(spec: object) -> None:
         parse_propagation(spec)
 
 
-def mean_degree(adjacency: sp.spmatrix) -> float:
+def mean_degree(adjacency: sp.spmatrix | Any) -> float:
     """The mean degree of the graph the propagation filters (:func:`with_self_loops`'s
     ``max(A, Aᵀ)``, self-loops left out) over the nodes with at least one edge (0.0 without
-    edges)."""
-    counts = np.diff(with_self_loops(adjacency).indptr) - 1  # less each row's own loop
+    edges). ``adjacency`` may be a :class:`~kernelne.graphs.csr.Graph`: an undirected one is
+    measured on its CSR (each row's entries less its self-loops), with no matrix built."""
+    if not sp.issparse(adjacency):
+        if adjacency.directed:
+            return mean_degree(adjacency.adjacency())
+        counts = _neighbours_but_self(adjacency.indptr, adjacency.indices)
+    else:
+        counts = np.diff(with_self_loops(adjacency).indptr) - 1  # less each row's own loop
     linked = int((counts > 0).sum())
     return float(counts.sum()) / linked if linked else 0.0
 
 
-def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
+@njit(cache=True)
+def _neighbours_but_self(indptr, indices):
+    counts = np.empty(len(indptr) - 1, np.int64)
+    for v in range(len(indptr) - 1):
+        c = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            c += indices[e] != v
+        counts[v] = c
+    return counts
+
+
+def graph_size(adjacency: sp.spmatrix | Any) -> tuple[int, int]:
+    """``(n, stored entries)`` of a sparse adjacency or of a
+    :class:`~kernelne.graphs.csr.Graph` (its CSR's entries: every undirected edge twice)."""
+    if sp.issparse(adjacency):
+        return int(adjacency.shape[0]), int(adjacency.nnz)
+    return int(adjacency.n_nodes), len(adjacency.indices)
+
+
+def choose_propagation(spec: object, adjacency: sp.spmatrix | Any, dim: int = 128,
                        partitioned: bool = False, degree: float | None = None
                        ) -> tuple[Propagation | None, str]:
     """The propagation a ``propagate`` setting gives on a graph, and why.
@@ -164,8 +191,9 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
         mean degree (:func:`mean_degree`) is at least :data:`AUTO_MIN_DEGREE` and the filter
         (:func:`filter_bytes`) fits in the memory available
         (:func:`kernelne.memory.available_memory_bytes`), in a fit in memory; none otherwise.
-    adjacency : sparse matrix
-        The graph's ``n x n`` adjacency.
+    adjacency : sparse matrix or Graph
+        The graph's ``n x n`` adjacency, or the graph (a memory-mapped one's edges are then
+        never copied: :func:`graph_size`, :func:`mean_degree`).
     dim : int, default 128
         The rows' dimension ``d``.
     partitioned : bool, default False
@@ -187,7 +215,7 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
         A propagation given on a graph of fewer nodes than ``dim`` (its thin SVD keeps one
         column per node at most).
     """
-    n = adjacency.shape[0]
+    n = graph_size(adjacency)[0]
     if not is_auto(spec):
         settings = parse_propagation(spec)
         if settings is not None and n < int(dim):
@@ -209,14 +237,14 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix, dim: int = 128,
             f"auto: mean degree {degree:.1f} {sign} {AUTO_MIN_DEGREE:g}")
 
 
-def filter_bytes(adjacency: sp.spmatrix, dim: int, rows_in_memory: bool = True) -> int:
+def filter_bytes(adjacency: sp.spmatrix | Any, dim: int, rows_in_memory: bool = True) -> int:
     """The memory :func:`propagate_rows` takes above the rows: the result's ``n x d`` float32
     buffer (unless ``rows_in_memory`` is False: the result is written to a file, its ``out``),
     three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR (twice the edges'
     entries and the self-loops, 8 bytes each, and as much again while it is built)."""
-    n, d = adjacency.shape[0], int(dim)
+    (n, nnz), d = graph_size(adjacency), int(dim)
     result = n * d if rows_in_memory else 0
-    return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * adjacency.nnz + n) + 16 * n
+    return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * nnz + n) + 16 * n
 
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:

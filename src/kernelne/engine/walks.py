@@ -106,13 +106,27 @@ def count_visits(walks: np.ndarray, counts: np.ndarray) -> None:
             counts[w] += 1
 
 
-def cumulative_weights(graph: Graph) -> np.ndarray:
-    """Per-row cumulative edge weights (float64; empty for an unweighted graph)."""
+def cumulative_weights(graph: Graph, out: np.ndarray | None = None) -> np.ndarray:
+    """Per-row cumulative edge weights (float64; empty for an unweighted graph): entry ``e``
+    of row ``v`` is ``S_{e+1} - S_{indptr[v]}``, ``S_k = w_0 + ... + w_{k-1}`` the running
+    sum over all the edges in float64, in one pass with no temporary (into ``out``, of the
+    edges' length, if given: a file's map)."""
     if graph.weights is None:
         return np.empty(0, dtype=np.float64)
-    w = graph.weights.astype(np.float64)
-    cum = np.concatenate([[0.0], np.cumsum(w)])
-    return cum[1:] - np.repeat(cum[graph.indptr[:-1]], graph.degrees)
+    if out is None:
+        out = np.empty(len(graph.weights), dtype=np.float64)
+    _row_cumulative(graph.indptr, graph.weights, out)
+    return out
+
+
+@njit(cache=True)
+def _row_cumulative(indptr, weights, out):
+    running = 0.0
+    for v in range(len(indptr) - 1):
+        start = running
+        for e in range(indptr[v], indptr[v + 1]):
+            running += np.float64(weights[e])
+            out[e] = running - start
 
 
 def round_permutation(n_nodes: int, seed: np.uint64, r: int) -> np.ndarray:
@@ -224,9 +238,17 @@ class WalkCorpus:
         self.p, self.q = float(p), float(q)
         self.seed = seed_to_uint64(seed)
         self.chunk_walks = chunk_size(chunk_walks, self.walk_length)
-        self._cumw = cumulative_weights(graph)
+        self._cumulative: np.ndarray | None = None
         self._perms: dict[int, np.ndarray] = {}
         self.starts = None if starts is None else np.asarray(starts, dtype=np.int32)
+
+    @property
+    def _cumw(self) -> np.ndarray:
+        """The graph's :func:`cumulative_weights`, made when a walk first needs them (a
+        partitioned fit whose workers walk never does)."""
+        if self._cumulative is None:
+            self._cumulative = cumulative_weights(self.graph)
+        return self._cumulative
 
     @property
     def n_starts(self) -> int:

@@ -387,10 +387,11 @@ def check_readable(path: Path) -> None:
         raise InputError(f"cannot read file: {reason}", path) from None
 
 
-def _npz_graph(path: Path, directed: bool, unweighted: bool) -> Graph:
+def _npz_graph(path: Path, directed: bool, unweighted: bool, mapped: bool = False) -> Graph:
     """The graph of a ``.npz`` file, which records its direction and weights: ``directed`` on
-    an undirected one and ``unweighted`` on a weighted one are refused rather than ignored."""
-    graph = Graph(**read_graph_arrays(path))
+    an undirected one and ``unweighted`` on a weighted one are refused rather than ignored
+    (``mapped``: its CSR memory-mapped, :func:`kernelne.graphs.npz.read_graph_arrays`)."""
+    graph = Graph(**read_graph_arrays(path, mapped))
     if directed and not graph.directed:
         raise InputError("--directed: this .npz graph records an undirected graph; to read the "
                          "edges as directed, convert the edge list again with --directed", path)
@@ -426,7 +427,7 @@ def _csv_table(path: Path, directed: bool, unweighted: bool) -> Graph | None:
 
 
 def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
-               header: bool = False, unweighted: bool = False) -> Graph:
+               header: bool = False, unweighted: bool = False, mapped: bool = False) -> Graph:
     """Turn any supported source into a :class:`Graph`.
 
     Edge lists are ``source target [weight]`` per line (space, tab or comma separated; ``#``
@@ -464,6 +465,10 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         otherwise).
     unweighted : bool, default False
         Ignore the edge weights (refused on a graph ``.npz`` that records weights).
+    mapped : bool, default False
+        Memory-map a graph ``.npz``'s CSR arrays read-only instead of reading them (a
+        partitioned fit's: the process then holds no copy of the edges); other sources are
+        read as usual.
 
     Returns
     -------
@@ -503,7 +508,7 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
         if path.suffix.lower() == ".mat":
             return read_mat(path, key=mat_key, directed=directed)
         if path.suffix.lower() == ".npz":
-            return _npz_graph(path, directed, unweighted)
+            return _npz_graph(path, directed, unweighted, mapped)
         if path.suffix.lower() == ".parquet":
             return _from_edge_arrays(read_parquet(path, directed, unweighted), path)
         if path.suffix.lower() == ".csv":

@@ -3,7 +3,11 @@
 Keys: ``format`` ("kernelne-graph"), ``version`` (1), ``indptr`` (int64), ``indices`` (int32),
 ``weights`` (float32, absent when unweighted), ``nodes`` (int64, or unicode strings),
 ``directed``, ``self_loops_dropped``, ``duplicates_dropped``. Loading is a few array reads
-(no parsing), checked so that a corrupt or foreign file is an :class:`InputError`.
+(no parsing), checked so that a corrupt or foreign file is an :class:`InputError`. With
+``mapped=True`` (:func:`read_graph_arrays`; a partitioned fit's) the CSR arrays are
+memory-mapped read-only from the file instead of read (``np.savez`` stores them
+uncompressed): the process holds pages of the file's cache, which the system can drop, not a
+copy of the edges.
 """
 
 from __future__ import annotations
@@ -89,6 +93,34 @@ def member_headers(z: Any, keys: Any, path: str | Path) -> dict[str, tuple[tuple
     return headers
 
 
+def mapped_member(path: Path, archive: zipfile.ZipFile, key: str) -> np.ndarray | None:
+    """The array ``key`` of the ``.npz`` at ``path`` memory-mapped read-only where the archive
+    stores it uncompressed (as ``np.savez`` does), else None (read it instead)."""
+    info = archive.getinfo(key + ".npy")
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    with open(path, "rb") as fh:  # the local header: its name and extra field's lengths
+        fh.seek(info.header_offset)
+        local = fh.read(30)
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            return None
+        start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") \
+            + int.from_bytes(local[28:30], "little")
+        fh.seek(start)
+        version = np.lib.format.read_magic(fh)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read(fh)
+        offset = fh.tell()
+    if fortran or dtype.hasobject or len(shape) != 1:
+        return None
+    if offset + shape[0] * dtype.itemsize > start + info.file_size:
+        raise InputError(f"corrupt graph file (its array {key} is cut short)", path)
+    if shape[0] == 0:
+        return np.empty(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+
+
 def save_graph(graph: Any, path: str | Path) -> None:
     """Write ``graph`` (a :class:`~kernelne.graphs.graph.Graph`) to ``path`` (``.npz``),
     atomically."""
@@ -110,10 +142,12 @@ def save_graph(graph: Any, path: str | Path) -> None:
             np.savez(fh, **arrays)
 
 
-def read_graph_arrays(path: str | Path) -> dict[str, Any]:
+def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
     """Read a graph written by :func:`save_graph`: the keyword arguments of
     :class:`~kernelne.graphs.graph.Graph` (which :func:`kernelne.graphs.graph.load_graph` builds
-    from them)."""
+    from them). ``mapped``: ``indptr``, ``indices`` and ``weights`` memory-mapped read-only
+    (:func:`mapped_member`) where they are stored uncompressed in their own dtypes, and checked
+    a block at a time, with no temporary of the edges' size."""
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
         raise InputError("not a readable graph file (not an .npz archive; convert a graph "
@@ -131,8 +165,13 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
             if int(z["version"]) != VERSION:
                 raise InputError(f"graph file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            indptr, indices = z["indptr"], z["indices"]
-            weights = z["weights"] if "weights" in z else None
+            csr = {key: (mapped_member(path, z.zip, key) if mapped else None)
+                   for key in ("indptr", "indices", "weights") if key in headers}
+            indptr, indices = (z[key] if csr[key] is None else csr[key]
+                               for key in ("indptr", "indices"))
+            weights = None
+            if "weights" in headers:
+                weights = z["weights"] if csr["weights"] is None else csr["weights"]
             nodes = z["nodes"]
             directed = bool(z["directed"])
             loops, dups = int(z["self_loops_dropped"]), int(z["duplicates_dropped"])
@@ -162,8 +201,7 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
           and (weights is None or len(weights) == len(indices)))
     if not ok:
         raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
-    if weights is not None and not (weights.dtype == np.float32 and np.isfinite(weights).all()
-                                    and (weights >= np.finfo(np.float32).tiny).all()):
+    if weights is not None and not (weights.dtype == np.float32 and _normal_weights(weights)):
         raise InputError("corrupt graph file (edge weights must be positive normal float32 "
                          "numbers)", path)
     if len(np.unique(nodes)) != n:
@@ -172,3 +210,17 @@ def read_graph_arrays(path: str | Path) -> dict[str, Any]:
         nodes = nodes.astype(object)
     return dict(indptr=indptr, indices=indices, weights=weights, nodes=nodes,
                 directed=directed, self_loops_dropped=loops, duplicates_dropped=dups)
+
+
+CHECK_BLOCK = 1 << 22  # weights checked at a time (a mapped file is never copied whole)
+
+
+def _normal_weights(weights: np.ndarray) -> bool:
+    """Whether every weight is a finite float32 of at least the smallest normal one, checked
+    :data:`CHECK_BLOCK` values at a time."""
+    tiny = np.finfo(np.float32).tiny
+    for lo in range(0, len(weights), CHECK_BLOCK):
+        block = weights[lo:lo + CHECK_BLOCK]
+        if not (np.isfinite(block).all() and (block >= tiny).all()):
+            return False
+    return True

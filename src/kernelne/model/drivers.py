@@ -68,7 +68,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         from kernelne.engine.cuda.available import cuda_module
 
         cuda_module()
-    degree = (mean_degree(g.adjacency()) if model.setting == "auto"
+    degree = (mean_degree(g) if model.setting == "auto"
               and (chooses(model) or is_auto(model.walks_per_node)) else None)
     walks_per_node, walks_why = walk_budget(model, g.n_nodes, degree)
     corpus = WalkCorpus(
@@ -134,7 +134,7 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                           model.robust)
     scale = rescale(model, A, B, seed)
     on_disk = rows_file_beside(A) if partitioned else None
-    propagation, why = choose_propagation(model.propagate, g.adjacency(), A.shape[1],
+    propagation, why = choose_propagation(model.propagate, g, A.shape[1],
                                           on_disk is not None, degree=choice_degree)
     setting = describe_setting(model, switched_at, bool(checks), choice_degree)
     if why != "as given":

@@ -108,7 +108,9 @@ class EmbeddingEstimator(TransformerMixin, BaseEstimator):
                                  f"{X.shape}")
             self._row_signatures = row_signatures(X)  # transform finds the fitted rows by them
             return load_graph(X)
-        g = load_graph(X)
+        # a partitioned fit maps a graph .npz (its driver holds no copy of the edges)
+        parts = getattr(self, "partitions", 1)
+        g = load_graph(X, mapped=isinstance(parts, (int, np.integer)) and parts > 1)
         self.n_features_in_ = g.n_nodes
         return g
 

@@ -476,7 +476,7 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
         kernels = self.kernel_dictionary()
         g = self._fit_graph(graph)
         if not is_auto(self.propagate):  # one given on fewer nodes than dim: refused now
-            choose_propagation(self.propagate, g.adjacency(), int(self.dim))
+            choose_propagation(self.propagate, g, int(self.dim))
         start = time.perf_counter()
         if isinstance(self.beta_select, str) and self.beta_select == "validation":
             if client is not None or monitor is not None:

@@ -30,7 +30,13 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from kernelne.engine.walks import WalkCorpus, _walk_chunk, count_visits, walk_starts
+from kernelne.engine.walks import (
+    WalkCorpus,
+    _walk_chunk,
+    count_visits,
+    cumulative_weights,
+    walk_starts,
+)
 from kernelne.errors import InputError, write_failure
 from kernelne.outputs import atomic_path
 from kernelne.parallel import numba_threads
@@ -158,12 +164,23 @@ def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
     where = folder / "walks" / GRAPH
     where.mkdir(exist_ok=True)
     g = corpus.graph
-    for name, array in (("indptr", g.indptr), ("indices", g.indices),
-                        ("cumw", corpus._cumw)):
+    for name, array in (("indptr", g.indptr), ("indices", g.indices)):
         path = where / f"{name}.npy"
         if not path.exists():
             with atomic_path(path) as tmp, open(tmp, "wb") as fh:
                 np.save(fh, np.ascontiguousarray(array))
+    path = where / "cumw.npy"
+    if not path.exists():  # made into the file: no copy of the edges' size in the driver
+        with atomic_path(path) as tmp:
+            if g.weights is None or not len(g.weights):
+                with open(tmp, "wb") as fh:
+                    np.save(fh, np.empty(0, dtype=np.float64))
+            else:
+                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64,
+                                                shape=(len(g.weights),))
+                cumulative_weights(g, out=out)
+                out.flush()
+                del out
     return where
 
 
