@@ -1,8 +1,13 @@
-"""Edge-list loading: the pyarrow fast path vs the line-by-line reader, and the .npz format.
+"""Edge-list loading: the pyarrow fast path vs the line-by-line reader, the .npz format read
+and memory-mapped, and ``kernelne convert`` whole against block by block.
 
 Each measurement runs in a fresh Python process (so peak RSS is that load's own); medians of
 ``--repeats`` runs. The line reader is timed on the first ``--line-edges`` edges only (it is
-slow) and its time scaled per edge; the ratio is per edge.
+slow) and its time scaled per edge; the ratio is per edge. "peak MiB" is the peak resident
+size (file pages a map touched included), "anon MiB" the peak of the anonymous memory alone
+(``RssAnon``, sampled every 20 ms). The conversions write the same
+``.npz``: read whole and saved (``load_graph`` + ``save_graph``), or block by block
+(:func:`kernelne.graphs.stream_convert.stream_edgelist`, what ``kernelne convert`` runs).
 
     kernelne generate 1000000 10000000 50 0.5 -o sbm1m
     python benchmarks/bench_loading.py sbm1m.edges
@@ -19,25 +24,43 @@ import tempfile
 from pathlib import Path
 
 CHILD = r"""
-import json, sys, time
+import json, sys, threading, time
 from kernelne.memory import peak_memory_mb
 import kernelne.graphs.graph as kg
+
+anon = [0]
+def watch():  # the peak of RssAnon: the memory a process holds, not the file pages it maps
+    while True:
+        with open("/proc/self/status") as fh:
+            kib = next(int(l.split()[1]) for l in fh if l.startswith("RssAnon:"))
+        anon[0] = max(anon[0], kib)
+        time.sleep(0.02)
+threading.Thread(target=watch, daemon=True).start()
 path, mode = sys.argv[1], sys.argv[2]
 if mode == "lines":
     kg.parse_fast = lambda data: None
 t = time.perf_counter()
-g = kg.load_graph(path)
+if mode == "stream":
+    from kernelne.graphs.stream_convert import stream_edgelist
+    g = stream_edgelist(path, sys.argv[3])
+elif mode == "whole":
+    from kernelne.graphs.npz import save_graph
+    g = kg.load_graph(path)
+    save_graph(g, sys.argv[3])
+else:
+    g = kg.load_graph(path, mapped=mode == "mapped")
 print(json.dumps({"seconds": time.perf_counter() - t, "edges": g.n_edges,
-                  "peak_mib": peak_memory_mb()}))
+                  "peak_mib": peak_memory_mb(), "anon_mib": anon[0] / 1024}))
 """
 
 
-def measure(path: Path, mode: str, repeats: int) -> dict:
-    runs = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(path), mode],
+def measure(path: Path, mode: str, repeats: int, *extra: str) -> dict:
+    runs = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(path), mode, *extra],
                                       check=True, capture_output=True, text=True).stdout)
             for _ in range(repeats)]
     return {"seconds": statistics.median(r["seconds"] for r in runs),
             "peak_mib": statistics.median(r["peak_mib"] for r in runs),
+            "anon_mib": statistics.median(r["anon_mib"] for r in runs),
             "edges": runs[0]["edges"]}
 
 
@@ -62,11 +85,17 @@ def main() -> None:
         fast_head = measure(head, "fast", args.repeats)
         lines_head = measure(head, "lines", args.repeats)
         binary = measure(npz, "fast", args.repeats)
-    print(f"{'reader':34} {'edges':>11} {'seconds':>8} {'peak MiB':>9}")
+        mapped = measure(npz, "mapped", args.repeats)
+        whole = measure(Path(args.edges), "whole", args.repeats, str(Path(tmp) / "whole.npz"))
+        stream = measure(Path(args.edges), "stream", args.repeats, str(Path(tmp) / "blocks.npz"))
+    print(f"{'reader':34} {'edges':>11} {'seconds':>8} {'peak MiB':>9} {'anon MiB':>9}")
     rows = [("fast path (pyarrow), whole file", fast), ("fast path, first lines", fast_head),
-            ("line by line, first lines", lines_head), (".npz (kernelne convert)", binary)]
+            ("line by line, first lines", lines_head), (".npz (kernelne convert)", binary),
+            (".npz memory-mapped", mapped), ("convert: read whole, save", whole),
+            ("convert: block by block", stream)]
     for name, r in rows:
-        print(f"{name:34} {r['edges']:>11,} {r['seconds']:>8.2f} {r['peak_mib']:>9.0f}")
+        print(f"{name:34} {r['edges']:>11,} {r['seconds']:>8.2f} {r['peak_mib']:>9.0f} "
+              f"{r['anon_mib']:>9.0f}")
     ratio = lines_head["seconds"] / fast_head["seconds"]
     print(f"fast path vs line reader on the same {lines_head['edges']:,} edges: {ratio:.1f}x")
 

@@ -4,12 +4,15 @@ atomically (a temporary file renamed into place, so a failed run leaves nothing)
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import tempfile
 from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 
 from kernelne.errors import InputError, quote, write_failure
 
@@ -236,3 +239,39 @@ def folder_lock(folder: str | Path, what: str = "another process"):
             del _FOLDER_LOCKS[key]
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def allocated_memmap(path: Path, dtype, shape: tuple[int, ...]) -> np.memmap:
+    """A new .npy file at ``path`` memory-mapped for writing
+    (``np.lib.format.open_memmap(path, "w+")``), its disk blocks allocated first
+    (``posix_fallocate``): a full disk is an ``OSError`` (``ENOSPC``) here, where a sparse
+    file's map died of ``SIGBUS`` at the first page the disk had no room for.
+
+    Parameters
+    ----------
+    path : Path
+        The new file (a temporary name: the caller removes it on error).
+    dtype : numpy dtype
+        The array's type.
+    shape : tuple of int
+        The array's shape.
+
+    Returns
+    -------
+    numpy.memmap
+        The array, mapped.
+    """
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    allocate = getattr(os, "posix_fallocate", None)
+    if allocate is None:
+        return out
+    fd = os.open(path, os.O_RDWR)
+    try:
+        allocate(fd, 0, os.fstat(fd).st_size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            del out
+            raise
+    finally:
+        os.close(fd)
+    return out

@@ -251,6 +251,7 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from kernelne.graphs.npz import save_graph
+    from kernelne.graphs.stream_convert import convert_edgelist
     from kernelne.outputs import check_output_path
 
     args.output = output_or_positional(args, "kernelne convert GRAPH", "FILE.npz")
@@ -259,9 +260,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise InputError("the output of convert must end in .npz", args.output)
     check_output_path(args.output, [args.input])
     start = time.perf_counter()
-    graph = read_input_graph(args)
-    report_graph(graph)
-    save_graph(graph, args.output)
+    # a regular edge list of integer ids is converted block by block (never whole in memory)
+    graph = convert_edgelist(args.input, args.output, args.directed, args.header,
+                             args.unweighted)
+    if graph is None:
+        graph = read_input_graph(args)
+        report_graph(graph)
+        save_graph(graph, args.output)
+    else:
+        report_graph(graph)
     print(f"graph      {graph.summary()}\ntime       {time.perf_counter() - start:.1f} s, "
           f"peak memory {peak_memory_mb():.0f} MiB\nwrote      {args.output}")
     return 0
@@ -357,7 +364,9 @@ def _register_convert(sub) -> None:
     convert = add_command(
         sub, "convert", help="write a graph in the binary .npz format (fast to load)",
         description="Read a graph (edge list, .mat, ...) once and write it as .npz, which "
-        "every command reads in a fraction of the time.",
+        "every command reads in a fraction of the time (and a partitioned fit maps without "
+        "copying the edges). A regular edge list of integer ids is converted block by block, "
+        "never whole in memory.",
         example=["kernelne datasets --copy karate",
                  "kernelne convert karate.edgelist -o karate.npz"])
     convert.add_argument("input", metavar="GRAPH", help="edge list (.txt/.csv/.gz) or .mat")

@@ -16,6 +16,7 @@ from kernelne.errors import InputError
 WEIGHT_MIN = float(np.finfo(np.float32).tiny)
 WEIGHT_MAX = float(np.finfo(np.float32).max)
 WEIGHT_RANGE = f"{WEIGHT_MIN:.3g} .. {WEIGHT_MAX:.4g}"
+COUNT_BLOCK = 1 << 22  # neighbour ids counted at a time (in_degrees)
 
 
 def weights_out_of_float32(weights: np.ndarray) -> np.ndarray:
@@ -99,7 +100,10 @@ class Graph:
         """Number of in-edges of each node (the degrees, when undirected)."""
         if not self.directed:
             return self.degrees
-        return np.bincount(self.indices, minlength=self.n_nodes)
+        counts = np.zeros(self.n_nodes, dtype=np.int64)
+        for lo in range(0, len(self.indices), COUNT_BLOCK):  # no int64 copy of the edges
+            counts += np.bincount(self.indices[lo:lo + COUNT_BLOCK], minlength=self.n_nodes)
+        return counts
 
     def isolated_nodes(self) -> np.ndarray:
         """Dense ids of nodes without any edge (no out-edge and no in-edge): no walk reaches

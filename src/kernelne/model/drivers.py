@@ -49,10 +49,9 @@ from kernelne.model.auto_setting import (
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.params import is_auto
 from kernelne.model.restarts import count_walks, train_with_restarts
-from kernelne.outputs import atomic_path
+from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
-from kernelne.partitioned.store import allocated_memmap
 
 #: the CUDA engine's scalar functions, compiled by numba's CPU compiler on the simulator
 DEVICE_FUNCTIONS = ("mix64", "stream_state", "walk_streams", "next_u64", "rand_below",

@@ -17,10 +17,9 @@ from kernelne.engine.diagnostics import CHUNK
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
 from kernelne.errors import InputError
-from kernelne.outputs import atomic_path
+from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.partitioned.store import (
     Location,
-    allocated_memmap,
     is_remote,
     load_npy,
     makedirs,

@@ -61,6 +61,7 @@ from kernelne.engine.trainer import (
 )
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import InputError, ParamError, TrainingError
+from kernelne.outputs import allocated_memmap
 from kernelne.partitioned.blocks import (
     BlockRows,
     assemble,
@@ -95,7 +96,6 @@ from kernelne.partitioned.plan import (
 from kernelne.partitioned.rounds import make_rounds, part_masks, rounds_to_make
 from kernelne.partitioned.store import (
     Location,
-    allocated_memmap,
     exists,
     is_remote,
     load_npy,

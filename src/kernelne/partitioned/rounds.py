@@ -38,11 +38,11 @@ from kernelne.engine.walks import (
     walk_starts,
 )
 from kernelne.errors import InputError, write_failure
-from kernelne.outputs import atomic_path
+from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.buckets import release_futures
 from kernelne.partitioned.plan import graph_digest
-from kernelne.partitioned.store import allocated_memmap, npy_header, read_npy_header
+from kernelne.partitioned.store import npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
 TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
@@ -176,8 +176,7 @@ def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
                 with open(tmp, "wb") as fh:
                     np.save(fh, np.empty(0, dtype=np.float64))
             else:
-                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64,
-                                                shape=(len(g.weights),))
+                out = allocated_memmap(tmp, np.float64, (len(g.weights),))
                 cumulative_weights(g, out=out)
                 out.flush()
                 del out

@@ -14,7 +14,6 @@ moved. Credentials and endpoints come from the file system's usual configuration
 
 from __future__ import annotations
 
-import errno
 import functools
 import io
 import os
@@ -319,42 +318,6 @@ def staged(path: Location) -> Iterator[Path]:
             fs.mv(temporary, where)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def allocated_memmap(path: Path, dtype, shape: tuple[int, ...]) -> np.memmap:
-    """A new .npy file at ``path`` memory-mapped for writing
-    (``np.lib.format.open_memmap(path, "w+")``), its disk blocks allocated first
-    (``posix_fallocate``): a full disk is an ``OSError`` (``ENOSPC``) here, where a sparse
-    file's map died of ``SIGBUS`` at the first page the disk had no room for.
-
-    Parameters
-    ----------
-    path : Path
-        The new file (a temporary name: the caller removes it on error).
-    dtype : numpy dtype
-        The array's type.
-    shape : tuple of int
-        The array's shape.
-
-    Returns
-    -------
-    numpy.memmap
-        The array, mapped.
-    """
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-    allocate = getattr(os, "posix_fallocate", None)
-    if allocate is None:
-        return out
-    fd = os.open(path, os.O_RDWR)
-    try:
-        allocate(fd, 0, os.fstat(fd).st_size)
-    except OSError as exc:
-        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-            del out
-            raise
-    finally:
-        os.close(fd)
-    return out
 
 
 def npy_header(path: Location) -> tuple[tuple[int, ...], bool, np.dtype, int]:
