@@ -84,6 +84,29 @@ def test_worker_walks_are_the_driver_walks_bit_for_bit(client, tmp_path, monkeyp
     np.testing.assert_array_equal(workers.context_embedding_, driver.context_embedding_)
 
 
+def test_the_driver_receives_one_count_array_a_round(client, tmp_path, monkeypatch):
+    """The walk tasks' counts are summed on the workers: the driver gathers one n-long
+    array a round, whatever the number of tasks."""
+    g = sbm()
+    keys = submitted_walks(client, monkeypatch)
+    gathered: list[list[str]] = []
+    real = round_walks.make_rounds
+
+    def make_rounds(client, gather, *args, **kw):
+        def watched(client, futures):
+            gathered.append([f.key for f in futures])
+            return gather(client, futures)
+        return real(client, watched, *args, **kw)
+
+    monkeypatch.setattr(partitioned, "make_rounds", make_rounds)
+    model = fit(tmp_path / "workers", g, client)
+    rounds = SETTINGS["rounds"]
+    assert len(keys) > 2 * rounds  # several walk tasks a round
+    assert len(gathered) == rounds and all(len(keys_) == 1 for keys_ in gathered)
+    assert all(k[0].startswith("kernelne-walk-counts-") for k in gathered)
+    np.testing.assert_array_equal(model.walk_counts_, fit(tmp_path / "driver", g).walk_counts_)
+
+
 def test_a_driver_killed_during_worker_walks_keeps_the_rounds_written(client, tmp_path,
                                                                        monkeypatch):
     g = sbm()

@@ -12,7 +12,8 @@ memory-map), pre-allocates each round's two files under a hidden name and submit
 :func:`walk_task` per range of chunks: it makes the walks of its range with the seeds of
 :meth:`kernelne.engine.walks.WalkCorpus.chunk` (walk ``i`` from ``(seed, i)``, its start from the
 round's permutation), writes them and their masks at their rows of the two files and returns
-its visit counts, which the driver adds up. The files and counts are therefore the same bytes
+its visit counts, summed pairwise on the workers (:func:`summed`) into the one array a
+round that the driver adds. The files and counts are therefore the same bytes
 as the driver's own walks, whatever the workers and ranges.
 """
 
@@ -280,10 +281,9 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
                 submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
             if pending is not None:
                 (r, (lo, hi), files), futures = pending
-                results = gather(client, futures)
+                total = futures[-1]  # the sum of the round's counts (:func:`_submit`)
+                counts += gather(client, [total])[0]
                 release_futures(client, futures)
-                for part in results:
-                    counts += part
                 _publish(files, token)
                 advance(hi - lo)
             pending = submitted
@@ -311,9 +311,27 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)
     cuts = sorted({lo + min(hi - lo, k * n_chunks // slots * chunk) for k in range(slots + 1)})
-    return [client.submit(walk_task, graph_dir, str(hidden[0]), str(hidden[1]), lo, a, b, spec,
-                          pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
-            for a, b in pairwise(cuts) if b > a]
+    tasks = [client.submit(walk_task, graph_dir, str(hidden[0]), str(hidden[1]), lo, a, b,
+                           spec, pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
+             for a, b in pairwise(cuts) if b > a]
+    return tasks + summed(client, tasks, f"{r}-{token}")
+
+
+def summed(client, futures: list, token: str) -> list:
+    """The futures of a tree of pairwise sums of ``futures``' count arrays, made on the
+    workers, the last the total: the driver then receives one array of n counts a round,
+    not one per task (``token``: the keys' own). Empty for a single future, which is then
+    its own total."""
+    layer, made = list(futures), []
+    depth = 0
+    while len(layer) > 1:
+        sums = [client.submit(np.add, layer[i], layer[i + 1], pure=False,
+                              key=f"kernelne-walk-counts-{depth}-{i}-{token}")
+                for i in range(0, len(layer) - 1, 2)]
+        made += sums
+        layer = sums + layer[len(sums) * 2:]  # an odd one is carried up a level
+        depth += 1
+    return made
 
 
 def _publish(files: tuple[Path, Path], token: str) -> None:
