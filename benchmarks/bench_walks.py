@@ -21,6 +21,10 @@ neighbour draw, no second-order work) is timed too, as its fastest option for th
 Usage:
 
     python benchmarks/bench_walks.py [--datasets cora dblp astroph] [--threads 1 2] [--repeats 3]
+
+PecanPy 2.0 needs numpy < 2 (through nptyping): run this in a virtual environment holding both
+(``python -m venv VENV && VENV/bin/pip install pecanpy "pyarrow<18" -e .``; kernelne takes
+numpy 1.26).
 """
 
 from __future__ import annotations
