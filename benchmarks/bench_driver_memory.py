@@ -23,22 +23,15 @@ import subprocess
 import sys
 
 import distributed
+from _common import WATCH_ANONYMOUS
 
-DRIVER = r"""
-import json, shutil, sys, tempfile, threading, time
+DRIVER = WATCH_ANONYMOUS + r"""
+import json, shutil, sys, tempfile, time
 from dask.distributed import Client
 from kernelne import KernelNE
 from kernelne.graphs.graph import load_graph
 from kernelne.memory import peak_memory_mb
 
-anon = [0]
-def watch():
-    while True:
-        with open("/proc/self/status") as fh:
-            kib = next(int(l.split()[1]) for l in fh if l.startswith("RssAnon:"))
-        anon[0] = max(anon[0], kib)
-        time.sleep(0.02)
-threading.Thread(target=watch, daemon=True).start()
 address, path, parts, walks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 with Client(address) as client:
     start = time.perf_counter()

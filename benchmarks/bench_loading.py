@@ -23,19 +23,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-CHILD = r"""
-import json, sys, threading, time
+from _common import WATCH_ANONYMOUS
+
+CHILD = WATCH_ANONYMOUS + r"""
+import json, sys, time
 from kernelne.memory import peak_memory_mb
 import kernelne.graphs.graph as kg
-
-anon = [0]
-def watch():  # the peak of RssAnon: the memory a process holds, not the file pages it maps
-    while True:
-        with open("/proc/self/status") as fh:
-            kib = next(int(l.split()[1]) for l in fh if l.startswith("RssAnon:"))
-        anon[0] = max(anon[0], kib)
-        time.sleep(0.02)
-threading.Thread(target=watch, daemon=True).start()
 path, mode = sys.argv[1], sys.argv[2]
 if mode == "lines":
     kg.parse_fast = lambda data: None
