@@ -101,3 +101,19 @@ def test_a_mapped_graph_is_the_graph_read_whole(tmp_path):
         assert not getattr(mapped, name).flags.writeable
         assert np.array_equal(getattr(mapped, name), getattr(whole, name))
     assert np.array_equal(mapped.nodes, whole.nodes)
+
+
+def test_a_partitioned_fit_maps_a_graph_npz_and_a_plain_one_reads_it(tmp_path):
+    import argparse
+
+    from kernelne.cli.options import read_input_graph
+
+    path = tmp_path / "g.npz"
+    save_graph(random_graph(300, 3000, seed=3), path)
+    options = dict(input=str(path), directed=False, mat_key="network", header=False,
+                   unweighted=False)
+    for parts, mapped in ((2, True), (1, False)):
+        cli = read_input_graph(argparse.Namespace(partitions=parts, **options))
+        api = KernelNE(partitions=parts)._fit_graph(str(path))
+        for graph in (cli, api):
+            assert isinstance(graph.indices, np.memmap) is mapped
