@@ -20,6 +20,15 @@ Usage:
 
     python benchmarks/bench_end_to_end.py [--datasets cora citeseer dblp] [--threads 2]
         [--repeats 3] [--markdown] [--pecanpy VENV/bin/pecanpy]
+    python benchmarks/bench_end_to_end.py --graph sbm1m.edges --labels sbm1m.labels \
+        --walks 20 --repeats 1 --no-warm-up --eval-sample 50000 --pecanpy VENV/bin/pecanpy
+
+``--graph``: a space-separated edge list of integer ids with its ``node label`` file, instead of
+the shipped datasets. Both commands then write ``.npz`` (kernelne: embedding and ids; PecanPy:
+``IDs`` and ``data``) rather than a text file of a million rows, kernelne runs at its defaults
+(``--walks`` only sets PecanPy's walks per node: give the number kernelne's summary reports),
+and Micro-F1 is one split at 50% of ``--eval-sample`` labelled nodes drawn with seed 0
+(liblinear, C = 1).
 
 PecanPy 2.0 needs numpy < 2 (through nptyping), kernelne numpy >= 2: give PecanPy a virtual
 environment of its own (``python -m venv VENV && VENV/bin/pip install pecanpy``).
@@ -84,6 +93,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--markdown", action="store_true", help="print the table alone")
+    ap.add_argument("--graph", default=None, help="an edge list instead of --datasets")
+    ap.add_argument("--labels", default=None, help="the node labels of --graph")
+    ap.add_argument("--walks", type=int, default=80, help="PecanPy's walks per node (--graph)")
+    ap.add_argument("--eval-sample", type=int, default=50_000)
+    ap.add_argument("--warm-up", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--pecanpy", default="pecanpy",
                     help="PecanPy's command (PecanPy 2.0 needs numpy < 2: install it in a "
                     "virtual environment of its own and give its bin/pecanpy here)")
@@ -91,6 +105,9 @@ def main() -> None:
     if shutil.which(args.pecanpy) is None:
         sys.exit(f"bench_end_to_end: no PecanPy command {args.pecanpy!r} (see --pecanpy)")
     kernelne_cmd = [sys.executable, "-m", "kernelne"]
+    if args.graph is not None:
+        graph_file(args, kernelne_cmd)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
@@ -140,6 +157,71 @@ def main() -> None:
     if not args.markdown:
         print("end to end: edge list -> word2vec text, 80 walks x 10 nodes, d = 128, window 10")
     print("\n".join(header + lines))
+
+
+def graph_file(args, kernelne_cmd: list[str]) -> None:
+    """The ``--graph`` run: both commands on the user's edge list, ``.npz`` out."""
+    import numpy as np
+
+    from kernelne.embedding_io import load_embedding
+
+    with tempfile.TemporaryDirectory(dir=".") as work:
+        work = Path(work)
+        ours, theirs = work / "kernelne.npz", work / "pecanpy.npz"
+        commands = {
+            "kernelne": [*kernelne_cmd, "embed", args.graph, "-o", str(ours), "--workers",
+                         str(args.threads), "--seed", "0", "--quiet"],
+            "pecanpy": [args.pecanpy, "--input", args.graph, "--output", str(theirs),
+                        "--delimiter", " ", "--mode", "FirstOrderUnweighted", "--workers",
+                        str(args.threads), "--num-walks", str(args.walks), "--walk-length", "9",
+                        "--random_state", "0"],
+        }
+        if args.warm_up:
+            for cmd in commands.values():
+                run(cmd)
+        times = {k: [] for k in commands}
+        peaks = {k: 0.0 for k in commands}
+        for _ in range(args.repeats):
+            for k, cmd in commands.items():
+                seconds, peak = run(cmd)
+                times[k].append(seconds)
+                peaks[k] = max(peaks[k], peak)
+        node, label = np.loadtxt(args.labels, dtype=np.int64, ndmin=2).T
+        f1 = {}
+        for k, path in (("kernelne", ours), ("pecanpy", theirs)):
+            if k == "kernelne":
+                vectors, ids = load_embedding(path)
+            else:
+                with np.load(path, allow_pickle=False) as z:
+                    vectors, ids = z["data"], z["IDs"].astype(np.int64)
+            f1[k] = sample_micro_f1(vectors, ids, node, label, args.eval_sample)
+    t = {k: statistics.median(v) for k, v in times.items()}
+    print(f"kernelne {__version__}, {cpu_name()}, {os.cpu_count()} CPUs, {args.threads} "
+          f"threads; medians of {args.repeats} runs; {args.graph}; PecanPy {args.walks} walks "
+          "per node")
+    for k in commands:
+        print(f"{k:9} {t[k]:8.1f} s  peak {peaks[k]:7.0f} MiB  Micro-F1 {f1[k]:.4f}")
+    print(f"PecanPy / kernelne time: {t['pecanpy'] / t['kernelne']:.2f}x")
+
+
+def sample_micro_f1(vectors, ids, node, label, sample: int) -> float:
+    """Micro-F1 at 50% of ``sample`` labelled nodes with a row (drawn with seed 0; one split,
+    liblinear, C = 1)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import train_test_split
+    from sklearn.multiclass import OneVsRestClassifier
+
+    row = {int(v): i for i, v in enumerate(ids)}
+    keep = np.array([int(v) in row for v in node])
+    node, label = node[keep], label[keep]
+    pick = np.random.default_rng(0).choice(len(node), min(sample, len(node)), replace=False)
+    x = vectors[[row[int(v)] for v in node[pick]]]
+    y = label[pick]
+    xa, xb, ya, yb = train_test_split(x, y, train_size=0.5, random_state=0)
+    clf = OneVsRestClassifier(LogisticRegression(solver="liblinear", C=1.0)).fit(xa, ya)
+    return float(f1_score(yb, clf.predict(xb), average="micro"))
 
 
 if __name__ == "__main__":
