@@ -63,27 +63,35 @@ def parse_fast(data: bytes):
         pa.default_memory_pool().release_unused()
 
 
+def layout(body: bytes) -> tuple[str, int] | None:
+    """The separator and field count of ``body``'s first line (a comma, else a tab, else a
+    space; 2 or 3 fields), or None when the fast path does not take such a file."""
+    first = body[: body.find(b"\n")] if b"\n" in body else body
+    delimiter = "," if b"," in first else "\t" if b"\t" in first else " "
+    n_fields = len(first.strip().split(delimiter.encode()))
+    return (delimiter, n_fields) if n_fields in (2, 3) else None
+
+
+def irregular(body: bytes, delimiter: str) -> bool:
+    """Whether ``body`` (whole lines) breaks the fast path's layout for ``delimiter``: spaces
+    doubled or at a line's ends (space-separated), or another separator anywhere (the line
+    reader splits on any run of commas and whitespace: mixtures are left to it)."""
+    if delimiter == " ":
+        end = body.rstrip(b"\r\n")
+        if end.startswith(b" ") or end.endswith(b" ") or any(
+                pattern in body for pattern in _IRREGULAR_SPACE):
+            return True
+    return any(c in body for c in _OTHER_SEPARATORS[delimiter])
+
+
 def _parse(data: bytes):
     body = _strip_top_comments(data)
     if not body:
         return None
-    first = body[: body.find(b"\n")] if b"\n" in body else body
-    if b"," in first:
-        delimiter = ","
-    elif b"\t" in first:
-        delimiter = "\t"
-    else:
-        delimiter = " "
-        end = body.rstrip(b"\r\n")
-        if end.startswith(b" ") or end.endswith(b" ") or any(
-                pattern in body for pattern in _IRREGULAR_SPACE):
-            return None
-    # the line reader splits on any run of commas and whitespace: leave mixtures to it
-    if any(c in body for c in _OTHER_SEPARATORS[delimiter]):
+    found = layout(body)
+    if found is None or irregular(body, found[0]):
         return None
-    n_fields = len(first.strip().split(delimiter.encode()))
-    if n_fields not in (2, 3):
-        return None
+    delimiter, n_fields = found
     table = None
     if not _maybe_noncanonical(body):
         table = _read_table(body, delimiter, n_fields, ints=True)

@@ -34,12 +34,12 @@ from numba import njit
 from kernelne.errors import InputError, write_failure
 from kernelne.graphs.csr import Graph, weights_out_of_float32
 from kernelne.graphs.edgelist_fast import (
-    _IRREGULAR_SPACE,
-    _OTHER_SEPARATORS,
     _maybe_noncanonical,
     _read_table,
     _strip_top_comments,
+    irregular,
 )
+from kernelne.graphs.edgelist_fast import layout as first_layout
 from kernelne.graphs.npz import FORMAT, VERSION
 from kernelne.outputs import allocated_memmap, atomic_path
 
@@ -112,27 +112,11 @@ def text_blocks(path: Path, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
             yield data[:cut]
 
 
-def _layout(body: bytes) -> tuple[str, int]:
-    """The separator and field count of the first block's first line, as the fast reader
-    decides them."""
-    first = body[: body.find(b"\n")] if b"\n" in body else body
-    delimiter = "," if b"," in first else "\t" if b"\t" in first else " "
-    n_fields = len(first.strip().split(delimiter.encode()))
-    if n_fields not in (2, 3):
-        raise NotStreamable
-    return delimiter, n_fields
-
-
 def _parse_block(body: bytes, delimiter: str, n_fields: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """One block's ends (int64) and weights (float64, or None), under the fast reader's
     checks of a plainly regular file with integer ids (:class:`NotStreamable` otherwise)."""
-    if delimiter == " ":
-        end = body.rstrip(b"\r\n")
-        if end.startswith(b" ") or end.endswith(b" ") or any(
-                pattern in body for pattern in _IRREGULAR_SPACE):
-            raise NotStreamable
-    if any(c in body for c in _OTHER_SEPARATORS[delimiter]) or _maybe_noncanonical(body):
+    if irregular(body, delimiter) or _maybe_noncanonical(body):
         raise NotStreamable
     table = _read_table(body, delimiter, n_fields, ints=True)
     if table is None:
@@ -271,7 +255,9 @@ def _to_binary(path: Path, scratch: Path, first_line: int | None, unweighted: bo
             if layout is None:
                 if not body.strip():
                     continue
-                layout = _layout(body)
+                layout = first_layout(body)
+                if layout is None:
+                    raise NotStreamable
             heads, tails, w = _parse_block(body, *layout)
             del body
             if unweighted:
