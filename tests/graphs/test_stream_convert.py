@@ -62,6 +62,24 @@ def test_the_streamed_graph_is_the_whole_readers(tmp_path, kind, directed, block
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no scratch
 
 
+@pytest.mark.parametrize("kind,unweighted,weight_bytes",
+                         [("plain", False, 0), ("weighted", True, 0), ("weighted", False, 8),
+                          ("ones", False, 8)])
+def test_pass_one_writes_weights_only_where_a_weight_column_is_read(tmp_path, kind, unweighted,
+                                                                     weight_bytes):
+    from kernelne.graphs.stream_convert import _to_binary
+
+    path = tmp_path / "g.txt"
+    path.write_text(edge_text(np.random.default_rng(3), 50, 300, kind))
+    _, m, weighted, _ = _to_binary(path, tmp_path, None, unweighted, 97)
+    assert m == 300 and weighted == (kind == "weighted" and not unweighted)
+    assert (tmp_path / "weights.bin").stat().st_size == weight_bytes * m
+    assert (tmp_path / "ends.bin").stat().st_size == 16 * m
+    out = tmp_path / "g.npz"
+    stream_edgelist(path, out, unweighted=unweighted, block_bytes=97)
+    same_arrays(out, load_graph(path, unweighted=unweighted), tmp_path)
+
+
 def test_ids_far_apart_and_negative(tmp_path):
     rng = np.random.default_rng(6)
     ids = np.concatenate([rng.integers(-10**15, 10**15, 60), np.arange(40)])

@@ -10,13 +10,13 @@ two or three fields, comments only at the top) with integer ids; for any other f
 :func:`stream_edgelist` returns None before writing anything and the caller reads the file
 whole (the line reader names the line of an error).
 
-The scratch files take about 56 bytes per edge of an undirected graph beside the output until
-it is written; a full disk is one ``cannot write`` line. Four passes: (1) the text, block by
-block, to binary ends and weights in a scratch folder beside the output, with the sorted
-distinct ids; (2) each edge's dense ends, counted per row; (3) each edge placed at its row's
-next free entry (rows then hold their entries in edge order); (4) each row sorted by neighbour
-(stably: the first of a duplicate comes first) and its duplicates dropped, in place. The
-``.npz`` is then written an array at a time.
+The scratch files take about 56 bytes per edge of an undirected graph beside the output (48
+without a weight column) until it is written; a full disk is one ``cannot write`` line. Four
+passes: (1) the text, block by block, to binary ends and weights in a scratch folder beside
+the output, with the sorted distinct ids; (2) each edge's dense ends, counted per row; (3)
+each edge placed at its row's next free entry (rows then hold their entries in edge order);
+(4) each row sorted by neighbour (stably: the first of a duplicate comes first) and its
+duplicates dropped, in place. The ``.npz`` is then written an array at a time.
 """
 
 from __future__ import annotations
@@ -233,9 +233,9 @@ class IdSet:
 
 def _to_binary(path: Path, scratch: Path, first_line: int | None, unweighted: bool,
                block_bytes: int) -> tuple[IdSet, int, bool, int]:
-    """Pass 1: the ends to ``ends.bin`` (int64 pairs) and the weights to ``weights.bin``
-    (float64); returns the distinct ids, the edge count, whether a weight differs from 1 and
-    the self-loops."""
+    """Pass 1: the ends to ``ends.bin`` (int64 pairs) and the weights, where the file has a
+    weight column read, to ``weights.bin`` (float64; else that file stays empty); returns the
+    distinct ids, the edge count, whether a weight differs from 1 and the self-loops."""
     ids = IdSet()
     m = loops = 0
     weighted = False
@@ -266,9 +266,10 @@ def _to_binary(path: Path, scratch: Path, first_line: int | None, unweighted: bo
             pair[:, 0], pair[:, 1] = heads, tails
             del heads, tails
             ends.write(pair.data)
-            weights = np.ones(len(pair)) if w is None else w.astype(np.float64)
-            weighted |= bool((weights != 1.0).any())
-            wf.write(weights.data)
+            if w is not None:
+                weights = w.astype(np.float64)
+                weighted |= bool((weights != 1.0).any())
+                wf.write(weights.data)
             loops += int(np.count_nonzero(pair[:, 0] == pair[:, 1]))
             ids.add(pair)
             m += len(pair)
@@ -291,13 +292,16 @@ def _blank_line(body: bytes, lineno: int) -> bytes:
 
 def _edge_blocks(scratch: Path, m: int, ids: IdSet):
     """Passes 2 and 3's input: ``(sources, targets, weights)`` a block at a time, the ends as
-    dense ids."""
+    dense ids, and the weights (all 1 where ``weights.bin`` is empty: no weight column)."""
     ends = np.memmap(scratch / "ends.bin", dtype=np.int64, mode="r", shape=(m, 2))
-    weights = np.memmap(scratch / "weights.bin", dtype=np.float64, mode="r", shape=(m,))
+    weighted = (scratch / "weights.bin").stat().st_size > 0
+    weights = (np.memmap(scratch / "weights.bin", dtype=np.float64, mode="r", shape=(m,))
+               if weighted else None)
     for lo in range(0, m, EDGE_BLOCK):
         hi = min(m, lo + EDGE_BLOCK)
         pair = ids.dense(ends[lo:hi])
-        yield pair[:, 0], pair[:, 1], np.asarray(weights[lo:hi])
+        yield (pair[:, 0], pair[:, 1],
+               np.asarray(weights[lo:hi]) if weighted else np.ones(hi - lo))
 
 
 def _write_csr(scratch: Path, id_set: IdSet, m: int, weighted: bool, directed: bool,
