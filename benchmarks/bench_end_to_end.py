@@ -68,6 +68,20 @@ def run(cmd: list[str]) -> tuple[float, float]:
     return float(seconds), int(kib) / 1024
 
 
+def alternated(commands: dict[str, list[str]], repeats: int
+               ) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Run each command ``repeats`` times, in turn; return each one's wall seconds and its
+    largest peak resident MiB."""
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    peaks = {k: 0.0 for k in commands}
+    for _ in range(repeats):
+        for k, cmd in commands.items():
+            seconds, peak = run(cmd)
+            times[k].append(seconds)
+            peaks[k] = max(peaks[k], peak)
+    return times, peaks
+
+
 def micro_f1(path: Path, labels, nodes) -> float:
     """Micro-F1 at 50% of the labelled nodes (top-k rule, C = 1, 5 splits, seed 0); labelled
     nodes without an edge, which neither output has a row for, are left out."""
@@ -123,15 +137,9 @@ def main() -> None:
                             "--mode", "FirstOrderUnweighted", "--workers", str(args.threads),
                             "--num-walks", "80", "--walk-length", "9", "--random_state", "0"],
             }
-            times = {k: [] for k in commands}
-            peaks = {k: 0.0 for k in commands}
             for cmd in commands.values():  # warm-up: numba caches, file system caches
                 run(cmd)
-            for _ in range(args.repeats):
-                for k, cmd in commands.items():
-                    seconds, peak = run(cmd)
-                    times[k].append(seconds)
-                    peaks[k] = max(peaks[k], peak)
+            times, peaks = alternated(commands, args.repeats)
             labels = data.labels
             nodes = data.graph.nodes
             rows.append((name, data.graph.n_nodes, data.graph.n_edges,
@@ -179,13 +187,7 @@ def graph_file(args, kernelne_cmd: list[str]) -> None:
         if args.warm_up:
             for cmd in commands.values():
                 run(cmd)
-        times = {k: [] for k in commands}
-        peaks = {k: 0.0 for k in commands}
-        for _ in range(args.repeats):
-            for k, cmd in commands.items():
-                seconds, peak = run(cmd)
-                times[k].append(seconds)
-                peaks[k] = max(peaks[k], peak)
+        times, peaks = alternated(commands, args.repeats)
         node, label = np.loadtxt(args.labels, dtype=np.int64, ndmin=2).T
         f1 = {}
         for k, path in (("kernelne", ours), ("pecanpy", theirs)):

@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from bench_end_to_end import cpu_name, run, sample_micro_f1
+from bench_end_to_end import alternated, cpu_name, run, sample_micro_f1
 
 from kernelne import __version__
 from kernelne.embedding_io import load_embedding
@@ -95,13 +95,7 @@ def main() -> None:
         }
         for k in ("prone", "kernelne"):
             run(commands[k])
-        times = {k: [] for k in commands}
-        peaks = {k: 0.0 for k in commands}
-        for _ in range(args.repeats):
-            for k, cmd in commands.items():
-                seconds, peak = run(cmd)
-                times[k].append(seconds)
-                peaks[k] = max(peaks[k], peak)
+        times, peaks = alternated(commands, args.repeats)
         f1 = {}
         for name, path in (("authors, sparse", out["authors"][0]),
                            ("authors", out["authors"][1])):
