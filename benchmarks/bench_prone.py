@@ -60,12 +60,6 @@ def contiguous_copy(edges: str, labels: str, out: Path) -> tuple[np.ndarray, np.
     return where[keep], label[keep]
 
 
-def word2vec_rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The rows and ids of a word2vec text file (a ``count dim`` header, then ``id v1 ..``)."""
-    table = np.loadtxt(path, skiprows=1, ndmin=2)
-    return table[:, 1:].astype(np.float32), table[:, 0].astype(np.int64)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--graph", required=True, help="edge list of integer ids")
@@ -96,12 +90,10 @@ def main() -> None:
         for k in ("prone", "kernelne"):
             run(commands[k])
         times, peaks = alternated(commands, args.repeats)
-        f1 = {}
-        for name, path in (("authors, sparse", out["authors"][0]),
-                           ("authors", out["authors"][1])):
-            f1[name] = sample_micro_f1(*word2vec_rows(path), node, label, args.eval_sample)
-        for k in ("prone", "kernelne"):
-            f1[k] = sample_micro_f1(*load_embedding(out[k]), node, label, args.eval_sample)
+        scored = {"authors, sparse": out["authors"][0], "authors": out["authors"][1],
+                  "prone": out["prone"], "kernelne": out["kernelne"]}  # word2vec text, .npz
+        f1 = {k: sample_micro_f1(*load_embedding(path), node, label, args.eval_sample)
+              for k, path in scored.items()}
     t = {k: statistics.median(v) for k, v in times.items()}
     print(f"kernelne {__version__}, {cpu_name()}, {os.cpu_count()} CPUs, {args.threads} "
           f"threads; medians of {args.repeats} runs; {args.graph}")

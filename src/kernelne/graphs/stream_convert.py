@@ -290,18 +290,19 @@ def _blank_line(body: bytes, lineno: int) -> bytes:
     return body[:start] + body[end if end >= 0 else len(body):]
 
 
-def _edge_blocks(scratch: Path, m: int, ids: IdSet):
+def _edge_blocks(scratch: Path, m: int, ids: IdSet, weighted: bool):
     """Passes 2 and 3's input: ``(sources, targets, weights)`` a block at a time, the ends as
-    dense ids, and the weights (all 1 where ``weights.bin`` is empty: no weight column)."""
+    dense ids; the weights from ``weights.bin`` where one differs from 1 (``weighted``), else
+    one block of ones, made once (no file read)."""
     ends = np.memmap(scratch / "ends.bin", dtype=np.int64, mode="r", shape=(m, 2))
-    weighted = (scratch / "weights.bin").stat().st_size > 0
     weights = (np.memmap(scratch / "weights.bin", dtype=np.float64, mode="r", shape=(m,))
                if weighted else None)
+    ones = None if weighted else np.ones(min(m, EDGE_BLOCK))
     for lo in range(0, m, EDGE_BLOCK):
         hi = min(m, lo + EDGE_BLOCK)
         pair = ids.dense(ends[lo:hi])
-        yield (pair[:, 0], pair[:, 1],
-               np.asarray(weights[lo:hi]) if weighted else np.ones(hi - lo))
+        yield pair[:, 0], pair[:, 1], (np.asarray(weights[lo:hi]) if weighted
+                                       else ones[:hi - lo])
 
 
 def _write_csr(scratch: Path, id_set: IdSet, m: int, weighted: bool, directed: bool,
@@ -311,7 +312,7 @@ def _write_csr(scratch: Path, id_set: IdSet, m: int, weighted: bool, directed: b
     ids = id_set.ids()
     n = len(ids)
     rows = np.zeros(n + 1, dtype=np.int64)
-    for src, dst, _ in _edge_blocks(scratch, m, id_set):
+    for src, dst, _ in _edge_blocks(scratch, m, id_set, weighted):
         _count_rows(src, dst, directed, rows)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(rows[:n], out=indptr[1:])
@@ -319,7 +320,7 @@ def _write_csr(scratch: Path, id_set: IdSet, m: int, weighted: bool, directed: b
     cols = _scratch_array(scratch / "cols.npy", np.int32, entries)
     vals = _scratch_array(scratch / "vals.npy", np.float64, entries)
     cursor = indptr[:-1].copy()
-    for src, dst, w in _edge_blocks(scratch, m, id_set):
+    for src, dst, w in _edge_blocks(scratch, m, id_set, weighted):
         _place(src, dst, w, directed, cursor, cols, vals)
     del cursor
     kept = np.zeros(n + 1, dtype=np.int64)
