@@ -149,6 +149,37 @@ def test_chunking_and_keep_walks_do_not_change_a_one_worker_fit(small_graph):
         np.testing.assert_array_equal(base.embedding_, other.embedding_)
 
 
+def test_held_walks_are_made_once_and_train_as_streamed_ones(small_graph, monkeypatch):
+    from kernelne.engine.walks import WalkCorpus
+    from kernelne.model import drivers
+
+    made = []
+    chunk = WalkCorpus.chunk
+    monkeypatch.setattr(WalkCorpus, "chunk",
+                        lambda self, a, b: made.append((a, b)) or chunk(self, a, b))
+    kw = dict(SMALL, random_state=5, workers=1, robust=False, chunk_walks=16)
+    held = KernelNE(**kw).fit(small_graph)  # a small graph's walks fit in memory: held
+    once = list(made)
+    made.clear()
+    monkeypatch.setattr(drivers, "walks_held", lambda corpus, dim: False)
+    streamed = KernelNE(**kw).fit(small_graph)
+    assert len(once) > 1 and sorted(made) == sorted(once + once)  # counted, then trained
+    np.testing.assert_array_equal(held.embedding_, streamed.embedding_)
+    assert held.walks_ is None and streamed.walks_ is None  # kept only with keep_walks
+
+
+def test_walks_are_held_where_they_take_a_quarter_of_the_memory_beside_the_rows(monkeypatch):
+    from kernelne.engine.walks import WalkCorpus
+    from kernelne.graphs.graph import Graph
+    from kernelne.model import restarts
+
+    corpus = WalkCorpus(Graph.from_edges([0, 1, 2], [1, 2, 0]), 4, 5, seed=0)
+    need, rows = 3 * 4 * 5 * 4, 2 * 3 * 8 * 4  # walks int32; A and B float32 at dim 8
+    for free, held in ((rows + 4 * need, True), (rows + 4 * need - 4, False), (None, False)):
+        monkeypatch.setattr(restarts, "available_memory_bytes", lambda free=free: free)
+        assert restarts.walks_held(corpus, 8) is held
+
+
 def test_several_workers_run_and_give_finite_embeddings(small_graph):
     m = KernelNE(**SMALL, random_state=0, workers=2).fit(small_graph)
     assert np.all(np.isfinite(m.embedding_))

@@ -48,7 +48,7 @@ from kernelne.model.auto_setting import (
 )
 from kernelne.model.fitted import FitRecord, set_fitted
 from kernelne.model.params import is_auto
-from kernelne.model.restarts import count_walks, train_with_restarts
+from kernelne.model.restarts import count_walks, train_with_restarts, walks_held
 from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.driver import fit_partitioned, remove_folder
@@ -73,8 +73,10 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
     corpus = WalkCorpus(
         g, walks_per_node, model.walk_length, model.p, model.q, int(seed), model.chunk_walks
     )
+    on_cpu = getattr(model, "device", "cpu") != "cuda"
+    hold = bool(model.keep_walks) or (on_cpu and walks_held(corpus, int(model.dim)))
     with numba_threads(model.workers), watch_compiling(False) as compiled:
-        counts, stored = count_walks(corpus, g.n_nodes, model.keep_walks, model.verbose)
+        counts, stored = count_walks(corpus, g.n_nodes, hold, model.verbose)
         negatives = alias_table(counts.astype(np.float64) ** 0.75)
         keep = (keep_probabilities(counts, float(model.subsample))
                 if model.subsample > 0 else None)  # subsampling: None = off
@@ -82,6 +84,8 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         out = train_with_restarts(model, g, corpus, stored, negatives, keep, kernels, fixed,
                                   seed, monitor, degree)
     run = out.run
+    walks = stored if model.keep_walks else None
+    run.stored = stored = None  # held for training only: freed before the propagation
     set_fitted(model, fit_record(
         model, g, run.A, run.B, out.kernels, rho=out.rho, checks=out.checks,
         health=embedding_health(run.A, run.B, g.indptr, g.indices, counts > 0,
@@ -90,7 +94,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         beta=run.beta if fixed is None else fixed,
         beta_history=np.array(run.history) if fixed is None else fixed[None, :],
         pairs=run.pairs, losses=run.loss_rows, n_walks=model.epochs * corpus.n_walks,
-        counts=counts, walks=np.concatenate(stored) if stored else None,
+        counts=counts, walks=walks,
         seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
         choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why),
         scale_why=out.scale_why))

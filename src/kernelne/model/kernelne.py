@@ -94,7 +94,9 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
         an integer seed and ``workers=1`` a fit is bit-for-bit reproducible; with more threads
         the lock-free updates race, so results vary slightly from run to run.
     keep_walks : bool, default False
-        Keep the walk corpus in memory (``walks_``) instead of streaming it.
+        Keep the walk corpus after the fit (``walks_``). During a fit the counting pass'
+        chunks are held for training wherever they fit in memory
+        (:func:`~kernelne.model.restarts.walks_held`), else made again.
     chunk_walks : int, default 8192
         Walks generated and trained per chunk (at most 1,000,000).
     verbose : bool, default False

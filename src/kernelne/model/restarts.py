@@ -45,6 +45,7 @@ from kernelne.engine.trainer import (
 from kernelne.engine.walks import WalkCorpus, count_visits
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
+from kernelne.memory import available_memory_bytes
 from kernelne.model.auto_setting import (
     DENSE_SETTING,
     chooses,
@@ -54,22 +55,43 @@ from kernelne.model.auto_setting import (
     with_params,
 )
 
+#: a fit in memory holds its walks from the counting pass to the training runs (instead of
+#: making them again) where they take at most this share of the memory left beside the rows
+HELD_WALKS_SHARE = 0.25
 
-def count_walks(corpus: WalkCorpus, n_nodes: int, keep_walks: bool, verbose: bool
-                ) -> tuple[np.ndarray, list[np.ndarray] | None]:
-    """``(counts, stored)``: how often each node occurs in one pass over ``corpus`` (the
-    noise distribution's and subsampling's counts), and the walks' chunks if ``keep_walks``
-    (else None)."""
+
+def walks_held(corpus: WalkCorpus, dim: int) -> bool:
+    """Whether a fit in memory keeps ``corpus``' walks from its counting pass for its training
+    runs: where the walks (``n_walks x walk_length`` int32) take at most
+    :data:`HELD_WALKS_SHARE` of the memory available
+    (:func:`~kernelne.memory.available_memory_bytes`) less the rows (``2 n dim`` float32, not
+    yet allocated). The runs then train on the same chunks, byte for byte, without a second
+    pass of walks; False where the memory cannot be read."""
+    free = available_memory_bytes()
+    if free is None:
+        return False
+    need = float(corpus.n_walks) * corpus.walk_length * 4
+    rows = 2.0 * corpus.graph.n_nodes * dim * 4
+    return need <= HELD_WALKS_SHARE * (free - rows)
+
+
+def count_walks(corpus: WalkCorpus, n_nodes: int, hold: bool, verbose: bool
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(counts, held)``: how often each node occurs in one pass over ``corpus`` (the
+    noise distribution's and subsampling's counts), and with ``hold`` the walks themselves,
+    one ``n_walks x walk_length`` array (one allocation, so that freeing it gives its memory
+    back to the system; else None)."""
     counts = np.zeros(n_nodes, dtype=np.int64)
-    stored: list[np.ndarray] | None = [] if keep_walks else None
+    held = (np.empty((corpus.n_walks, corpus.walk_length), dtype=np.int32) if hold
+            else None)
     with tqdm(total=corpus.n_walks, unit="walk", disable=not verbose, desc="counting",
               dynamic_ncols=True) as bar:
-        for _, walks in corpus:
+        for first, walks in corpus:
             count_visits(walks, counts)
-            if stored is not None:
-                stored.append(walks)
+            if held is not None:
+                held[first:first + len(walks)] = walks
             bar.update(len(walks))
-    return counts, stored
+    return counts, held
 
 
 @dataclass
@@ -101,7 +123,7 @@ class Restarts:
 
 
 def train_with_restarts(model: Any, g: Graph, corpus: WalkCorpus,
-                        stored: list[np.ndarray] | None, negatives: tuple, keep, kernels:
+                        stored: np.ndarray | None, negatives: tuple, keep, kernels:
                         list[Kernel], fixed: np.ndarray | None, seed,
                         monitor: Callable | None, degree: float | None = None) -> Restarts:
     """Train runs of ``model`` on ``g`` until one is kept (see the module docstring).
@@ -251,7 +273,9 @@ class Run:
         def chunks():
             if self.stored is None:
                 return corpus
-            return zip(range(0, corpus.n_walks, corpus.chunk_walks), self.stored, strict=True)
+            step = corpus.chunk_walks  # the held walks in the corpus' own chunks
+            return ((first, self.stored[first:first + step])
+                    for first in range(0, corpus.n_walks, step))
 
         chunk_loop = train_chunks
         if getattr(m, "device", "cpu") == "cuda":  # the rows come back after each chunk
