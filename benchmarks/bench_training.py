@@ -13,7 +13,8 @@ space-separated text file and the vocabulary built before timing, so only ``trai
 sentences, the usual ``Word2Vec(sentences)`` call) is shown beside it; ratios are against
 ``corpus_file``. KernelNE runs with the paper's k fresh negatives per pair (``pair``), with k
 per pair picked from a per-walk pool of 128 draws (``pool``: ``negative_pool=128``, the default
-from 100,000 nodes) and with ``shared_negatives`` (``shared``).
+from 100,000 nodes), of 32 (``dense-pool``: the default there in the dense setting) and with
+``shared_negatives`` (``shared``).
 
 ``--window-shrink`` trains both with each center's window drawn uniformly in 1..10 (word2vec's
 default, and the automatic setting's on dense graphs: ``window_shrink=True``, gensim's
@@ -44,13 +45,22 @@ from kernelne import load_dataset, random_walks
 from kernelne.engine.kernels import Kernel, parse_kernel
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
-from kernelne.engine.trainer import POOL_SIZE, Noise, TrainSettings, kernel_arrays, train_walks
+from kernelne.engine.trainer import (
+    DENSE_POOL_SIZE,
+    POOL_SIZE,
+    Noise,
+    TrainSettings,
+    kernel_arrays,
+    train_walks,
+)
 from kernelne.parallel import numba_threads
 
 GENSIM_MODES = ("file", "list")
 
 
-NEGATIVE_MODES = {"pair": "k per pair", "pool": f"pool {POOL_SIZE}", "shared": "shared negs"}
+NEGATIVE_MODES = {"pair": "k per pair", "pool": f"pool {POOL_SIZE}",
+                  "dense-pool": f"pool {DENSE_POOL_SIZE}", "shared": "shared negs"}
+POOLS = {"pool": POOL_SIZE, "dense-pool": DENSE_POOL_SIZE}
 
 
 def count_pairs(walks: np.ndarray, window: int) -> int:
@@ -189,7 +199,7 @@ def rate_rows(walks, n_nodes, threads: int, repeats: int, kernels=("gauss:1.4142
             name = f"kernelne {k} {neg}"
             runs[name] = kernelne_run(walks, n_nodes, [k], threads,
                                       shared_negatives=neg == "shared",
-                                      negative_pool=POOL_SIZE if neg == "pool" else 0,
+                                      negative_pool=POOLS.get(neg, 0),
                                       window_shrink=shrink)
             labels[name] = (f"kernelne {k}", NEGATIVE_MODES[neg])
     results = interleaved(runs, repeats)

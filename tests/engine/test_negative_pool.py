@@ -16,9 +16,11 @@ import pytest
 from numba import njit
 
 from kernelne import Graph, KernelNE
+from kernelne.engine import trainer
 from kernelne.engine.kernels import Kernel
 from kernelne.engine.sampling import alias_table, stream_state
 from kernelne.engine.trainer import (
+    DENSE_POOL_SIZE,
     POOL_FROM_NODES,
     POOL_SIZE,
     Noise,
@@ -40,6 +42,9 @@ TINY_LR = 1e-30
 def test_auto_is_the_pool_from_the_large_graph_size_on_and_per_pair_below():
     assert negative_pool_size("auto", POOL_FROM_NODES - 1) == 0
     assert negative_pool_size("auto", POOL_FROM_NODES) == POOL_SIZE
+    assert negative_pool_size("auto", POOL_FROM_NODES, dense=True) == DENSE_POOL_SIZE
+    assert negative_pool_size("auto", POOL_FROM_NODES - 1, dense=True) == 0
+    assert negative_pool_size(64, 10**7, dense=True) == 64
     assert negative_pool_size(0, 10**7) == 0
     assert negative_pool_size(32, 10) == 32
 
@@ -202,3 +207,21 @@ def test_auto_on_a_small_graph_is_the_paper_fit_bit_for_bit():
     assert not np.array_equal(pooled.embedding_, paper.embedding_)
     again = KernelNE(negative_pool=16, **kw).fit(g)
     np.testing.assert_array_equal(pooled.embedding_, again.embedding_)
+
+
+@pytest.mark.parametrize("params, dense", [
+    ({}, True),  # mean degree 10: the automatic setting trains the dense setting's values
+    ({"kernel": "schoenberg", "window_shrink": True}, True),
+    ({"kernel": "schoenberg"}, False),
+    ({"setting": "given"}, False),
+])
+def test_auto_pool_is_the_dense_pool_where_a_run_trains_the_dense_settings_values(
+        params, dense, monkeypatch):
+    monkeypatch.setattr(trainer, "POOL_FROM_NODES", 100)  # this graph counts as large
+    g, _ = _sbm(600, 3000, 4, 0.2)
+    kw = dict(random_state=3, workers=1, walks_per_node=2, dim=16, propagate=False, **params)
+    auto = KernelNE(**kw).fit(g)
+    pool = DENSE_POOL_SIZE if dense else POOL_SIZE
+    assert auto.negative_pool_ == pool
+    given = KernelNE(negative_pool=pool, **kw).fit(g)  # the run trained with that pool
+    np.testing.assert_array_equal(auto.embedding_, given.embedding_)

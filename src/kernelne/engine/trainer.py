@@ -71,6 +71,10 @@ NEG_STREAM = np.uint64(0x6E656761746976)  # keeps negatives' streams apart from 
 CTX_STREAM = np.uint64(0x636F6E74657874)  # subsampling and shrunk windows: a third stream
 LOSSES = ("squared", "loglik")
 POOL_SIZE = 128  # negative_pool="auto": the pool's size Q on graphs of POOL_FROM_NODES nodes
+#: negative_pool="auto"'s Q where a run trains the dense setting's values (one Schoenberg
+#: kernel, shrinking windows): a quarter of the reads of B a walk makes at POOL_SIZE, and no
+#: lower score on the graphs measured (docs/QUALITY.md, rule 6)
+DENSE_POOL_SIZE = 32
 POOL_FROM_NODES = 100_000  # from here B (n x 128 x 4 bytes >= 51 MB) no longer fits in cache
 # loss="loglik" reads the kernel as an edge probability: -log k (context), -log(1 - k)
 # (negative), with k clipped to [LOGLIK_MIN, LOGLIK_MAX] so that the derivatives 1/k and
@@ -139,29 +143,43 @@ class TrainSettings(NamedTuple):
         )
 
 
-def negative_pool_size(setting: int | str, n_nodes: int) -> int:
+def negative_pool_size(setting: int | str, n_nodes: int, dense: bool = False) -> int:
     """The pool size ``Q`` a ``negative_pool`` setting gives on a graph of ``n_nodes`` nodes:
-    ``"auto"`` is :data:`POOL_SIZE` from :data:`POOL_FROM_NODES` nodes and 0 (negatives per
-    pair) below; an integer is itself."""
+    ``"auto"`` is :data:`POOL_SIZE` from :data:`POOL_FROM_NODES` nodes (:data:`DENSE_POOL_SIZE`
+    where the run trains the dense setting's values, ``dense``: :func:`trains_dense_values`)
+    and 0 (negatives per pair) below; an integer is itself."""
     if isinstance(setting, str):
         if setting != "auto":
             raise ValueError(f"negative_pool must be 'auto' or a pool size >= 0, got {setting!r}")
-        return POOL_SIZE if n_nodes >= POOL_FROM_NODES else 0
+        if n_nodes < POOL_FROM_NODES:
+            return 0
+        return DENSE_POOL_SIZE if dense else POOL_SIZE
     if (isinstance(setting, bool) or not isinstance(setting, (int, np.integer))
             or setting < 0):
         raise ValueError(f"negative_pool must be 'auto' or a pool size >= 0, got {setting!r}")
     return int(setting)
 
 
+def trains_dense_values(model) -> bool:
+    """Whether a :class:`~kernelne.model.kernelne.KernelNE`'s (resolved) parameters are the
+    dense setting's: one Schoenberg kernel and shrinking windows."""
+    kernels = model.kernel_dictionary()
+    shrink = model.window_shrink
+    return (not isinstance(shrink, str) and bool(shrink) and len(kernels) == 1
+            and kernels[0].kind == "schoenberg")
+
+
 def train_settings(model, total_centers: float, seed, n_nodes: int,
                    **changes) -> TrainSettings:
     """The :class:`TrainSettings` of a :class:`~kernelne.model.kernelne.KernelNE`'s parameters on a
     graph of ``n_nodes`` nodes (``changes``: fields set otherwise, e.g. ``learn_beta``)."""
+    pool = negative_pool_size(getattr(model, "negative_pool", 0), n_nodes,
+                              trains_dense_values(model))
     settings = TrainSettings(
         total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
         model.reg, model.beta_reg, shared_negatives=bool(model.shared_negatives), seed=seed,
         loglik=model.loss == "loglik", window_shrink=bool(model.window_shrink),
-        negative_pool=negative_pool_size(getattr(model, "negative_pool", 0), n_nodes),
+        negative_pool=pool,
     )
     return settings._replace(**changes).typed()
 

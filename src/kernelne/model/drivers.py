@@ -32,7 +32,11 @@ from kernelne.engine.propagation import (
 )
 from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table
-from kernelne.engine.trainer import keep_probabilities, negative_pool_size
+from kernelne.engine.trainer import (
+    keep_probabilities,
+    negative_pool_size,
+    trains_dense_values,
+)
 from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
@@ -97,7 +101,8 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         counts=counts, walks=walks,
         seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
         choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why),
-        scale_why=out.scale_why))
+        scale_why=out.scale_why,
+        pool=negative_pool_size(model.negative_pool, g.n_nodes, trains_dense_values(run.model))))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
     training_compile = compiled.of("_train_blocks", *DEVICE_FUNCTIONS)  # the rest: walks,
@@ -118,14 +123,16 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
                seed: int, switched_at: dict | None, start: float,
                partitioned: bool = False, choice_degree: float | None = None,
                walks_made: tuple[int, str | None] | None = None,
-               scale_why: str | None = None) -> FitRecord:
+               scale_why: str | None = None, pool: int | None = None) -> FitRecord:
     """The record of a fit (in memory or partitioned) from its rows ``A``, ``B`` (rescaled
     in place with ``normalize="auto"``) and its run's figures, with the propagation
     ``propagate`` gives on ``g`` (:func:`~kernelne.engine.propagation.choose_propagation`);
     warns if the rows look collapsed or undertrained. ``walks_made``: the walks per node and
     why (:func:`~kernelne.model.auto_setting.walk_budget`; None: the resolved value);
     ``scale_why``: why the kernel scale started above 1
-    (:func:`~kernelne.model.auto_setting.start_scale`; recorded as ``setting_["scale"]``)."""
+    (:func:`~kernelne.model.auto_setting.start_scale`; recorded as ``setting_["scale"]``);
+    ``pool``: the negative pool the kept run trained with (None: ``negative_pool`` resolved
+    on the model's parameters, as a partitioned fit's runs are)."""
     if walks_made is None:
         walks_made = (int(resolved(model).walks_per_node), None)
     mean_degree = len(g.indices) / max(1, int((g.degrees > 0).sum()))
@@ -159,7 +166,9 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
         shell_checks=checks, beta_history=beta_history,
         n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
         n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
-        negative_pool=negative_pool_size(model.negative_pool, g.n_nodes), walks=walks,
+        negative_pool=pool if pool is not None else negative_pool_size(
+            model.negative_pool, g.n_nodes, trains_dense_values(resolved(model))),
+        walks=walks,
         graph_summary=g.summary(), fit_seconds=time.perf_counter() - start)
 
 
