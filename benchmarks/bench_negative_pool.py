@@ -27,11 +27,10 @@ already there.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
-from bench_walk_budget import graph_and_labels, micro_f1
+from bench_walk_budget import emit, graph_and_labels, micro_f1, recorded, scoring_arguments
 
 import kernelne
 from kernelne import KernelNE, load_dataset
@@ -51,20 +50,11 @@ def main() -> None:
     ap.add_argument("--graphs", nargs="+", default=["sbm:100000:1000000:100:0.5"])
     ap.add_argument("--pools", type=int, nargs="+", default=[128, 32])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--sample", type=int, default=50_000)
-    ap.add_argument("--splits", type=int, default=3)
-    ap.add_argument("--dev-dir", default=None)
-    ap.add_argument("--work", default="bench_walk_budget_work")
-    ap.add_argument("--out", default=None)
+    scoring_arguments(ap)
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if args.out and Path(args.out).exists():
-        for line in Path(args.out).read_text().splitlines():
-            rec = json.loads(line)
-            done.add((rec["graph"], rec["pool"], rec["seed"]))
+    done = recorded(args.out, ("graph", "pool", "seed"))
     for name in args.graphs:
         if name.startswith("link:"):
             split = make_link_split(load_dataset(name[5:]).graph, 0.5, seed=0)
@@ -87,10 +77,7 @@ def main() -> None:
                 else:
                     rec["micro_f1_50"] = round(micro_f1(model, labels, args.sample,
                                                         args.splits), 4)
-                print(json.dumps(rec), flush=True)
-                if args.out:
-                    with open(args.out, "a", encoding="utf-8") as fh:
-                        fh.write(json.dumps(rec) + "\n")
+                emit(rec, args.out)
 
 
 if __name__ == "__main__":

@@ -66,25 +66,42 @@ def micro_f1(model, labels: dict, sample: int, splits: int) -> float:
     return next(r.mean for r in table.rows if r.metric == "micro_f1")
 
 
+def scoring_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options shared by the scripts that fit and score the default on these graphs."""
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--sample", type=int, default=50_000)
+    ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--dev-dir", default=None)
+    ap.add_argument("--work", default="bench_walk_budget_work")
+    ap.add_argument("--out", default=None)
+
+
+def recorded(out: str | None, keys: tuple[str, ...]) -> set[tuple]:
+    """The ``keys`` of every record already in the JSON-lines file ``out``."""
+    if not out or not Path(out).exists():
+        return set()
+    return {tuple(json.loads(line)[k] for k in keys)
+            for line in Path(out).read_text().splitlines()}
+
+
+def emit(rec: dict, out: str | None) -> None:
+    """Print ``rec`` as a JSON line and append it to ``out``."""
+    print(json.dumps(rec), flush=True)
+    if out:
+        with open(out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--graphs", nargs="+", default=["sbm:100000:1000000:100:0.3"])
     ap.add_argument("--walks", type=int, nargs="+", default=[10, 20, 40, 80])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--sample", type=int, default=50_000)
-    ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dev-dir", default=None)
-    ap.add_argument("--work", default="bench_walk_budget_work")
-    ap.add_argument("--out", default=None)
+    scoring_arguments(ap)
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if args.out and Path(args.out).exists():
-        for line in Path(args.out).read_text().splitlines():
-            rec = json.loads(line)
-            done.add((rec["graph"], rec["walks_per_node"], rec["seed"]))
+    done = recorded(args.out, ("graph", "walks_per_node", "seed"))
     for name in args.graphs:
         g, labels = graph_and_labels(name, work, args.dev_dir)
         for walks in args.walks:
@@ -104,10 +121,7 @@ def main() -> None:
                    "neighbour_auc": round(float(model.health_.neighbour_auc), 3),
                    "micro_f1_50": round(micro_f1(model, labels, args.sample, args.splits), 4),
                    "threads": args.threads, "version": kernelne.__version__}
-            print(json.dumps(rec), flush=True)
-            if args.out:
-                with open(args.out, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(rec) + "\n")
+            emit(rec, args.out)
 
 
 if __name__ == "__main__":
