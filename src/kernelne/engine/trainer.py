@@ -169,17 +169,22 @@ def trains_dense_values(model) -> bool:
             and kernels[0].kind == "schoenberg")
 
 
+def pool_of(model, n_nodes: int) -> int:
+    """The negative pool a run with ``model``'s (resolved) parameters trains with on a graph
+    of ``n_nodes`` nodes (:func:`negative_pool_size`)."""
+    return negative_pool_size(getattr(model, "negative_pool", 0), n_nodes,
+                              trains_dense_values(model))
+
+
 def train_settings(model, total_centers: float, seed, n_nodes: int,
                    **changes) -> TrainSettings:
     """The :class:`TrainSettings` of a :class:`~kernelne.model.kernelne.KernelNE`'s parameters on a
     graph of ``n_nodes`` nodes (``changes``: fields set otherwise, e.g. ``learn_beta``)."""
-    pool = negative_pool_size(getattr(model, "negative_pool", 0), n_nodes,
-                              trains_dense_values(model))
     settings = TrainSettings(
         total_centers, int(model.window), int(model.negatives), model.lr, model.min_lr,
         model.reg, model.beta_reg, shared_negatives=bool(model.shared_negatives), seed=seed,
         loglik=model.loss == "loglik", window_shrink=bool(model.window_shrink),
-        negative_pool=pool,
+        negative_pool=pool_of(model, n_nodes),
     )
     return settings._replace(**changes).typed()
 

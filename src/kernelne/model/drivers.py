@@ -32,11 +32,7 @@ from kernelne.engine.propagation import (
 )
 from kernelne.engine.rows import check_row_memory
 from kernelne.engine.sampling import alias_table
-from kernelne.engine.trainer import (
-    keep_probabilities,
-    negative_pool_size,
-    trains_dense_values,
-)
+from kernelne.engine.trainer import keep_probabilities, pool_of
 from kernelne.engine.walks import WalkCorpus
 from kernelne.errors import TrainingError
 from kernelne.graphs.graph import Graph
@@ -102,7 +98,7 @@ def fit_in_memory(model: Any, g: Graph, kernels: list[Kernel], fixed: np.ndarray
         seed=int(seed % 2**32), switched_at=out.switched_at, start=start,
         choice_degree=out.mean_degree, walks_made=(walks_per_node, walks_why),
         scale_why=out.scale_why,
-        pool=negative_pool_size(model.negative_pool, g.n_nodes, trains_dense_values(run.model))))
+        pool=pool_of(run.model, g.n_nodes)))
     model.lr_restarts_ = out.lr_restarts
     model.fit_lr_ = float(model.lr) * out.rate
     training_compile = compiled.of("_train_blocks", *DEVICE_FUNCTIONS)  # the rest: walks,
@@ -166,8 +162,7 @@ def fit_record(model: Any, g: Graph, A: np.ndarray, B: np.ndarray, kernels: list
         shell_checks=checks, beta_history=beta_history,
         n_pairs=int(pairs), loss_history=np.array(losses, dtype=float).reshape(-1, 3),
         n_walks=n_walks, isolated_nodes=g.nodes[g.isolated_nodes()],
-        negative_pool=pool if pool is not None else negative_pool_size(
-            model.negative_pool, g.n_nodes, trains_dense_values(resolved(model))),
+        negative_pool=pool if pool is not None else pool_of(resolved(model), g.n_nodes),
         walks=walks,
         graph_summary=g.summary(), fit_seconds=time.perf_counter() - start)
 
