@@ -156,7 +156,7 @@ def test_held_walks_are_made_once_and_train_as_streamed_ones(small_graph, monkey
     made = []
     chunk = WalkCorpus.chunk
     monkeypatch.setattr(WalkCorpus, "chunk",
-                        lambda self, a, b: made.append((a, b)) or chunk(self, a, b))
+                        lambda self, a, b, out=None: made.append((a, b)) or chunk(self, a, b, out))
     kw = dict(SMALL, random_state=5, workers=1, robust=False, chunk_walks=16)
     held = KernelNE(**kw).fit(small_graph)  # a small graph's walks fit in memory: held
     once = list(made)

@@ -265,7 +265,7 @@ class WalkCorpus:
         """Chunks of ``chunk_walks`` walks (the last may be shorter)."""
         return -(-self.n_walks // self.chunk_walks)
 
-    def chunk(self, first: int, stop: int) -> np.ndarray:
+    def chunk(self, first: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """Walks ``first..stop-1`` of the corpus.
 
         Parameters
@@ -274,6 +274,8 @@ class WalkCorpus:
             Id of the first walk.
         stop : int
             One past the id of the last walk.
+        out : ndarray of shape (stop - first, walk_length), int32, optional
+            Where to write them (C-contiguous); a new array if None.
 
         Returns
         -------
@@ -284,7 +286,8 @@ class WalkCorpus:
         starts = walk_starts(self.n_starts, first, stop, self.seed, self._perms)
         if self.starts is not None:
             starts = self.starts[starts]
-        out = np.empty((len(starts), self.walk_length), dtype=np.int32)
+        if out is None:
+            out = np.empty((len(starts), self.walk_length), dtype=np.int32)
         _walk_chunk(
             g.indptr, g.indices, self._cumw, starts, first, self.walk_length,
             1.0 / self.p, 1.0 / self.q, self.seed, out,

@@ -86,10 +86,10 @@ def count_walks(corpus: WalkCorpus, n_nodes: int, hold: bool, verbose: bool
             else None)
     with tqdm(total=corpus.n_walks, unit="walk", disable=not verbose, desc="counting",
               dynamic_ncols=True) as bar:
-        for first, walks in corpus:
+        for first in range(0, corpus.n_walks, corpus.chunk_walks):
+            stop = min(first + corpus.chunk_walks, corpus.n_walks)
+            walks = corpus.chunk(first, stop, None if held is None else held[first:stop])
             count_visits(walks, counts)
-            if held is not None:
-                held[first:first + len(walks)] = walks
             bar.update(len(walks))
     return counts, held
 
