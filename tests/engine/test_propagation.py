@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from prone_reference import aligned, reference_filter, reference_propagation
 
+from kernelne import Graph
 from kernelne.engine import propagation as propagation_module
 from kernelne.engine.propagation import (
     AUTO_MIN_DEGREE,
@@ -116,6 +117,58 @@ def test_propagation_changes_rows_and_is_deterministic():
     assert np.array_equal(first, second)
     plain = propagate_rows(a, rows, Propagation(order=1))
     assert np.abs(np.abs(first) - np.abs(plain)).max() > 0.05
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_an_undirected_graph_propagates_as_its_matrix_bit_for_bit(weighted):
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, 400, 3_000), rng.integers(0, 400, 3_000)
+    weights = rng.uniform(0.1, 4.0, 3_000).astype(np.float32) if weighted else None
+    g = Graph.from_edges(src, dst, weights=weights, n_nodes=400)
+    rows = rng.standard_normal((400, 70)).astype(np.float32)  # two column blocks
+    from_csr, from_matrix = (propagation_module._SelfLooped.of(x) for x in (g, g.adjacency()))
+    for got, want in zip(from_csr.arrays, from_matrix.arrays, strict=True):
+        assert np.array_equal(got, want)
+    assert np.array_equal(propagate_rows(g, rows), propagate_rows(g.adjacency(), rows))
+    assert np.array_equal(chebyshev_filter(g, rows), chebyshev_filter(g.adjacency(), rows))
+
+
+def test_a_stored_self_loop_gives_way_to_the_added_one():
+    # 0-1, 1-2 and a self-loop on 1 of weight 5: Â's row 1 is 1 (loop, 1.0), 0 and 2
+    g = Graph(indptr=np.array([0, 1, 4, 5]), indices=np.array([1, 0, 1, 2, 1], np.int32),
+              weights=np.array([2, 2, 5, 3, 3], np.float32), nodes=np.arange(3))
+    a_hat = propagation_module._SelfLooped.of(g)
+    assert a_hat.indptr.tolist() == [0, 2, 5, 7]
+    assert a_hat.indices.tolist() == [0, 1, 0, 1, 2, 1, 2]
+    assert a_hat.weights.tolist() == [1, 2, 2, 1, 3, 3, 1]
+    np.testing.assert_allclose(a_hat.inv_deg, [1 / 3, 1 / 6, 1 / 4], rtol=1e-7)
+    want = propagation_module._SelfLooped.of(g.adjacency())
+    for got, ref in zip(a_hat.arrays, want.arrays, strict=True):
+        assert np.array_equal(got, ref)
+
+
+def test_prefetching_products_equal_plain_sums():
+    from kernelne.engine import propagation_kernels as kern
+
+    g = Graph.from_edges(*np.random.default_rng(12).integers(0, 300, (2, 2_000)), n_nodes=300)
+    a_hat = propagation_module._SelfLooped.of(g)
+    x = np.random.default_rng(13).standard_normal((300, 16)).astype(np.float32)
+    out = np.empty_like(x)
+    kern.shifted_walk(*a_hat.arrays, np.float32(0.8), x, out)
+    want = np.empty_like(x)
+    for i in range(300):  # the kernel's order of float32 operations, one row at a time
+        lo, hi = a_hat.indptr[i], a_hat.indptr[i + 1]
+        acc = np.float32(0.8) * x[i]
+        for j, w in zip(a_hat.indices[lo:hi], a_hat.weights[lo:hi], strict=True):
+            acc = acc - np.float32(a_hat.inv_deg[i] * w) * x[j]
+        want[i] = acc
+    assert np.array_equal(out, want)
+    wide = np.zeros((300, 40), np.float32)
+    kern.hat_product(a_hat.indptr, a_hat.indices, a_hat.weights, x, wide, 20)
+    np.testing.assert_allclose(wide[:, 20:36], sp.csr_matrix(
+        (a_hat.weights, a_hat.indices, a_hat.indptr), shape=(300, 300)) @ x, rtol=1e-5,
+        atol=1e-5)
+    assert not wide[:, :20].any() and not wide[:, 36:].any()
 
 
 def test_wrong_row_count_is_refused():

@@ -69,12 +69,12 @@ class BaselineEmbedding(EmbeddingEstimator):
         spec = False if self.propagates_itself else getattr(self, "propagate", False)
         check_propagation(spec)  # ValueError before the fit if the setting is bad
         if not is_auto(spec) and hasattr(self, "dim"):  # one given on too few nodes: now
-            choose_propagation(spec, g.adjacency(), int(self.dim))
+            choose_propagation(spec, g, int(self.dim))
         start = time.perf_counter()
         emb = self._embed(g)
-        settings, why = choose_propagation(spec, g.adjacency(), emb.shape[1])
+        settings, why = choose_propagation(spec, g, emb.shape[1])
         if settings is not None:
-            emb = propagate_rows(g.adjacency(), emb, settings)
+            emb = propagate_rows(g, emb, settings)
         emb = np.ascontiguousarray(emb, dtype=np.float32)
         self.fit_seconds_ = time.perf_counter() - start
         if not self.propagates_itself:  # else _embed set them

@@ -120,6 +120,7 @@ class ProNE(BaselineEmbedding):
         a = graph.adjacency()
         seed = int(random_generator(self.random_state).integers(2**31))
         rows = randomized_rows(prone_matrix(a), dim, seed)
-        settings, self.propagation_reason_ = choose_propagation(self.propagate, a, rows.shape[1])
+        settings, self.propagation_reason_ = choose_propagation(self.propagate, graph,
+                                                                rows.shape[1])
         self.propagation_ = settings
-        return rows if settings is None else propagate_rows(a, rows, settings)
+        return rows if settings is None else propagate_rows(graph, rows, settings)

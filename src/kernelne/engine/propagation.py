@@ -240,11 +240,15 @@ def choose_propagation(spec: object, adjacency: sp.spmatrix | Any, dim: int = 12
 def filter_bytes(adjacency: sp.spmatrix | Any, dim: int, rows_in_memory: bool = True) -> int:
     """The memory :func:`propagate_rows` takes above the rows: the result's ``n x d`` float32
     buffer (unless ``rows_in_memory`` is False: the result is written to a file, its ``out``),
-    three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR (twice the edges'
-    entries and the self-loops, 8 bytes each, and as much again while it is built)."""
+    three ``n x COLUMN_BLOCK`` ones (:data:`COLUMN_BLOCK`) and ``Â``'s CSR: of an undirected
+    :class:`~kernelne.graphs.csr.Graph`, its entries and the self-loops, 8 bytes each, built
+    in place; of a matrix, twice its entries and the self-loops (``max(A, Aᵀ)``), and as much
+    again while it is built."""
     (n, nnz), d = graph_size(adjacency), int(dim)
     result = n * d if rows_in_memory else 0
-    return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + 2 * 8 * (2 * nnz + n) + 16 * n
+    csr = (8 * (nnz + n) if not sp.issparse(adjacency) and not adjacency.directed
+           else 2 * 8 * (2 * nnz + n))
+    return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + csr + 16 * n
 
 
 def _checked(order: float, mu: float, theta: float) -> Propagation:
@@ -278,14 +282,15 @@ def band_pass(eigenvalues: np.ndarray, mu: float = DEFAULT_MU,
     return np.exp(-0.5 * theta * ((lam - mu) ** 2 - 2.0))
 
 
-def chebyshev_filter(adjacency: sp.spmatrix, rows: np.ndarray,
+def chebyshev_filter(adjacency: sp.spmatrix | Any, rows: np.ndarray,
                      settings: Propagation = Propagation()) -> np.ndarray:
     """``g(L) R`` by the Chebyshev expansion of order ``settings.order`` (see the module).
 
     Parameters
     ----------
-    adjacency : sparse matrix
-        ``n x n`` non-negative adjacency (symmetrised here).
+    adjacency : sparse matrix or Graph
+        ``n x n`` non-negative adjacency (symmetrised here), or the graph (an undirected
+        one's CSR is read as it is, with no matrix built).
     rows : ndarray of shape (n, d)
         The rows ``R``.
     settings : Propagation
@@ -296,7 +301,7 @@ def chebyshev_filter(adjacency: sp.spmatrix, rows: np.ndarray,
     ndarray of shape (n, d)
         ``g(L) R`` in float32.
     """
-    r = _float32_rows(rows, adjacency.shape[0])
+    r = _float32_rows(rows, graph_size(adjacency)[0])
     if settings.order == 1:
         return iv(0, settings.theta).astype(np.float32) * r
     return r - _residual(_SelfLooped.of(adjacency), r, settings)
@@ -306,20 +311,33 @@ class _SelfLooped:
     """``Â = I + max(A, Aᵀ)`` as the kernels read it: CSR arrays with float32 weights and
     ``1 / (Â 1)``."""
 
-    def __init__(self, a_hat: sp.csr_matrix) -> None:
-        self.indptr, self.indices = a_hat.indptr, a_hat.indices
-        self.weights = np.asarray(a_hat.data, dtype=np.float32)
-        degree = np.asarray(a_hat.sum(axis=1), dtype=np.float64).ravel()
-        self.inv_deg = (1.0 / degree).astype(np.float32)
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray,
+                 degree: np.ndarray) -> None:
+        self.indptr, self.indices, self.weights = indptr, indices, weights
+        self.inv_deg = (1.0 / np.asarray(degree, dtype=np.float64)).astype(np.float32)
         self.arrays = (self.indptr, self.indices, self.weights, self.inv_deg)
 
     @classmethod
-    def of(cls, adjacency: sp.spmatrix) -> _SelfLooped:
+    def of(cls, adjacency: sp.spmatrix | Any) -> _SelfLooped:
+        """``Â`` of a sparse adjacency, or of a :class:`~kernelne.graphs.csr.Graph`: an
+        undirected one straight from its CSR (:func:`~kernelne.engine.propagation_kernels.
+        self_looped`, the same arrays), a directed one through its matrix."""
+        if not sp.issparse(adjacency):
+            if not adjacency.directed:
+                from kernelne.engine.propagation_kernels import self_looped
+
+                indptr, indices, weights = self_looped(adjacency.indptr, adjacency.indices,
+                                                       adjacency.weights)
+                return cls(indptr, indices, weights,  # scipy's row sums: the same float32
+                           np.add.reduceat(weights, indptr[:-1]))
+            adjacency = adjacency.adjacency()
         a = sp.csr_matrix(adjacency, dtype=np.float32)
         a = a.maximum(a.T).tocsr()
         a.setdiag(0.0)
         a.eliminate_zeros()
-        return cls(sp.csr_matrix(a + sp.identity(a.shape[0], dtype=np.float32, format="csr")))
+        a_hat = sp.csr_matrix(a + sp.identity(a.shape[0], dtype=np.float32, format="csr"))
+        return cls(a_hat.indptr, a_hat.indices, np.asarray(a_hat.data, dtype=np.float32),
+                   np.asarray(a_hat.sum(axis=1)).ravel())
 
 
 def _residual(graph: _SelfLooped, rows: np.ndarray, settings: Propagation,
@@ -409,7 +427,7 @@ def unit_svd_rows(mixed: np.ndarray, out: np.ndarray | None = None) -> np.ndarra
     return out
 
 
-def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
+def propagate_rows(adjacency: sp.spmatrix | Any, rows: np.ndarray,
                    settings: Propagation = Propagation(), out: np.ndarray | None = None,
                    ) -> np.ndarray:
     """ProNE's spectral propagation of ``rows``: ``Â (R - g(L) R)``, thin SVD, unit rows.
@@ -422,9 +440,11 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
 
     Parameters
     ----------
-    adjacency : sparse matrix
+    adjacency : sparse matrix or Graph
         ``n x n`` non-negative adjacency of the graph the rows embed (symmetrised; a directed
-        graph is propagated over its undirected version).
+        graph is propagated over its undirected version), or the graph itself (an undirected
+        :class:`~kernelne.graphs.csr.Graph`'s CSR gives ``Â`` with no matrix built: the same
+        result).
     rows : ndarray of shape (n, d)
         One row per node.
     settings : Propagation
@@ -448,7 +468,7 @@ def propagate_rows(adjacency: sp.spmatrix, rows: np.ndarray,
     """
     from kernelne.engine import propagation_kernels as kern
 
-    r = _float32_rows(rows, adjacency.shape[0])
+    r = _float32_rows(rows, graph_size(adjacency)[0])
     if out is not None and (out.shape != r.shape or out.dtype != np.float32):
         raise ValueError(f"propagate: out is {out.dtype} {out.shape}, the rows float32 "
                          f"{r.shape}")

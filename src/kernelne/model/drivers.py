@@ -198,14 +198,14 @@ def propagated(model: Any, g: Graph, A: np.ndarray, settings: Propagation,
     memory-mapped), None: in memory."""
     if on_disk is None:
         with numba_threads(model.workers):
-            rows = propagate_rows(g.adjacency(), A, settings)
+            rows = propagate_rows(g, A, settings)
         if model.normalize != "none":
             rows *= np.float32(OUTPUT_NORM)
         return rows
     with atomic_path(on_disk) as tmp:
         out = allocated_memmap(tmp, np.float32, A.shape)
         with numba_threads(model.workers):
-            propagate_rows(g.adjacency(), A, settings, out=out)
+            propagate_rows(g, A, settings, out=out)
         if model.normalize != "none":
             scale_rows(out, OUTPUT_NORM)
         out.flush()

@@ -71,7 +71,7 @@ def propagated_rows(g: Graph, vectors: np.ndarray, nodes: np.ndarray, settings: 
     order = _rows_of_graph_nodes(g, nodes, source)
     same = bool(np.array_equal(order, np.arange(len(order))))
     with numba_threads(workers):
-        rows = propagate_rows(g.adjacency(), vectors if same else vectors[order], settings)
+        rows = propagate_rows(g, vectors if same else vectors[order], settings)
     if same:
         return rows
     out = np.empty_like(rows)
