@@ -7,8 +7,9 @@ stage and its peak resident memory above the memory before the fit (Linux ``VmHW
 before each stage):
 
 * reading (:func:`kernelne.load_graph` of the text edge list);
-* counting (the counting pass over the walks), noise tables (the alias table), the mean
-  degree (the setting's choice), walks (made while training, streamed), training (SGD, with
+* counting (the counting pass over the walks: it makes them, and holds them for training
+  where they fit), noise tables (the alias table), the mean degree (the setting's choice),
+  walks (those made while training, streamed, where they are not held), training (SGD, with
   its pairs per second), the restart test (its looks at the rows), health (the neighbour
   AUC and the offset), output scale, propagation; ``other`` is the fit's rest;
 * writing (``.npy`` and its ids);
@@ -124,9 +125,9 @@ def profile(prefix: Path, args: argparse.Namespace) -> dict:
     stages.run("fit", model.fit, g)
     fit_seconds, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     own = model.stage_seconds_
-    stages.seconds["walks"] = (own["walks"] - stages.seconds["counting"]  # the fit's walks
-                               - stages.seconds["noise tables"]  # hold the work before and
-                               - stages.seconds["restart test"])  # between chunks
+    stages.seconds["walks"] = max(0.0, own["walks"] - stages.seconds["counting"]  # the fit's
+                                  - stages.seconds["noise tables"]  # walks hold the work
+                                  - stages.seconds["restart test"])  # before, between chunks
     stages.seconds["training"] = own["training"]
     inner = sum(stages.seconds[s] for s in ORDER[1:10])
     stages.seconds["other"] = fit_seconds - inner - model.compile_seconds_
@@ -136,7 +137,8 @@ def profile(prefix: Path, args: argparse.Namespace) -> dict:
         "graph": prefix.name, "nodes": g.n_nodes, "edges": g.n_edges,
         "setting": model.setting_.get("evidence", ""),
         "propagation": str(model.propagation_),
-        "walks_per_node": model.walks_per_node, "pairs": int(model.n_pairs_),
+        "walks_per_node": model.setting_["params"]["walks_per_node"],
+        "pairs": int(model.n_pairs_),
         "pairs_per_s": round(model.n_pairs_ / max(own["training"], 1e-9)),
         "fit_s": round(fit_seconds, 1), "fit_cpu_s": round(fit_cpu, 1),
         "compile_s": round(model.compile_seconds_, 1),

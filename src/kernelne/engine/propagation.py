@@ -25,7 +25,9 @@ whose thin SVD ``U Σ Vᵀ`` gives ``U sqrt(Σ)`` with unit rows, the embedding 
 code). The filter runs as numba kernels (:mod:`kernelne.engine.propagation_kernels`) over
 ``Â``'s CSR in float32, by Clenshaw's recurrence for the Chebyshev sum, and the SVD goes
 through the ``d x d`` Gram matrix: ``2K - 1`` sparse products (``O(K |E| d)``), one
-``O(n d^2)`` product, and three ``n x d`` float32 buffers above the rows. Order ``K = 10``,
+``O(n d^2)`` product, and above the rows an ``n x d`` float32 buffer for the result and three
+``n x COLUMN_BLOCK`` ones (the filter runs on :data:`COLUMN_BLOCK` columns at a time); an
+undirected graph's ``Â`` is built from its CSR, with no matrix. Order ``K = 10``,
 ``μ = 0.2`` and ``θ = 0.5`` are ProNE's defaults.
 
 ``propagate="auto"`` (:func:`choose_propagation`) propagates with ProNE's defaults where the
@@ -320,8 +322,8 @@ class _SelfLooped:
     @classmethod
     def of(cls, adjacency: sp.spmatrix | Any) -> _SelfLooped:
         """``Â`` of a sparse adjacency, or of a :class:`~kernelne.graphs.csr.Graph`: an
-        undirected one straight from its CSR (:func:`~kernelne.engine.propagation_kernels.
-        self_looped`, the same arrays), a directed one through its matrix."""
+        undirected one straight from its CSR (the numba kernel ``self_looped``: the same
+        arrays), a directed one through its matrix."""
         if not sp.issparse(adjacency):
             if not adjacency.directed:
                 from kernelne.engine.propagation_kernels import self_looped
