@@ -76,7 +76,7 @@ def main() -> None:
     for name in args.graphs:
         g = load(name)
         rec = {"graph": name, "nodes": g.n_nodes,
-               "mean_degree": round(mean_degree(g.adjacency()), 1)}
+               "mean_degree": round(mean_degree(g), 1)}
         if args.no_fit:
             rows = np.random.default_rng(0).random((g.n_nodes, args.dim), dtype=np.float32)
         else:

@@ -248,8 +248,7 @@ def filter_bytes(adjacency: sp.spmatrix | Any, dim: int, rows_in_memory: bool = 
     again while it is built."""
     (n, nnz), d = graph_size(adjacency), int(dim)
     result = n * d if rows_in_memory else 0
-    csr = (8 * (nnz + n) if not sp.issparse(adjacency) and not adjacency.directed
-           else 2 * 8 * (2 * nnz + n))
+    csr = 8 * (nnz + n) if _from_own_csr(adjacency) else 2 * 8 * (2 * nnz + n)
     return (result + 3 * n * min(d, COLUMN_BLOCK)) * 4 + csr + 16 * n
 
 
@@ -309,6 +308,12 @@ def chebyshev_filter(adjacency: sp.spmatrix | Any, rows: np.ndarray,
     return r - _residual(_SelfLooped.of(adjacency), r, settings)
 
 
+def _from_own_csr(adjacency: sp.spmatrix | Any) -> bool:
+    """Whether ``Â`` is built from the graph's own CSR (an undirected
+    :class:`~kernelne.graphs.csr.Graph`), not through a matrix."""
+    return not sp.issparse(adjacency) and not adjacency.directed
+
+
 class _SelfLooped:
     """``Â = I + max(A, Aᵀ)`` as the kernels read it: CSR arrays with float32 weights and
     ``1 / (Â 1)``."""
@@ -324,14 +329,14 @@ class _SelfLooped:
         """``Â`` of a sparse adjacency, or of a :class:`~kernelne.graphs.csr.Graph`: an
         undirected one straight from its CSR (the numba kernel ``self_looped``: the same
         arrays), a directed one through its matrix."""
-        if not sp.issparse(adjacency):
-            if not adjacency.directed:
-                from kernelne.engine.propagation_kernels import self_looped
+        if _from_own_csr(adjacency):
+            from kernelne.engine.propagation_kernels import self_looped
 
-                indptr, indices, weights = self_looped(adjacency.indptr, adjacency.indices,
-                                                       adjacency.weights)
-                return cls(indptr, indices, weights,  # scipy's row sums: the same float32
-                           np.add.reduceat(weights, indptr[:-1]))
+            indptr, indices, weights = self_looped(adjacency.indptr, adjacency.indices,
+                                                   adjacency.weights)
+            return cls(indptr, indices, weights,  # scipy's row sums: the same float32
+                       np.add.reduceat(weights, indptr[:-1]))
+        if not sp.issparse(adjacency):  # a directed graph
             adjacency = adjacency.adjacency()
         a = sp.csr_matrix(adjacency, dtype=np.float32)
         a = a.maximum(a.T).tocsr()

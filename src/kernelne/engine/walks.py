@@ -294,10 +294,15 @@ class WalkCorpus:
         )
         return out
 
+    def bounds(self) -> Iterator[tuple[int, int]]:
+        """Yield each chunk's ``(first, stop)`` walk ids, in order."""
+        for first in range(0, self.n_walks, self.chunk_walks):
+            yield first, min(first + self.chunk_walks, self.n_walks)
+
     def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_walk_id, walks)`` chunk by chunk."""
-        for first in range(0, self.n_walks, self.chunk_walks):
-            yield first, self.chunk(first, min(first + self.chunk_walks, self.n_walks))
+        for first, stop in self.bounds():
+            yield first, self.chunk(first, stop)
 
 
 def random_walks(

@@ -86,8 +86,7 @@ def count_walks(corpus: WalkCorpus, n_nodes: int, hold: bool, verbose: bool
             else None)
     with tqdm(total=corpus.n_walks, unit="walk", disable=not verbose, desc="counting",
               dynamic_ncols=True) as bar:
-        for first in range(0, corpus.n_walks, corpus.chunk_walks):
-            stop = min(first + corpus.chunk_walks, corpus.n_walks)
+        for first, stop in corpus.bounds():
             walks = corpus.chunk(first, stop, None if held is None else held[first:stop])
             count_visits(walks, counts)
             bar.update(len(walks))
