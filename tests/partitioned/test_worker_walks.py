@@ -84,6 +84,23 @@ def test_worker_walks_are_the_driver_walks_bit_for_bit(client, tmp_path, monkeyp
     np.testing.assert_array_equal(workers.context_embedding_, driver.context_embedding_)
 
 
+def test_worker_walks_filed_by_part_are_the_driver_files(client, tmp_path, monkeypatch):
+    """With the rounds filed by part, a filing task per round on the workers writes the files
+    the driver writes, and the buckets that read them train the same embedding."""
+    g = sbm()
+    monkeypatch.setattr(partitioned, "files_by_part", lambda parts, length: True)
+    driver = fit(tmp_path / "driver", g)
+    workers = fit(tmp_path / "workers", g, client)
+    mine, theirs = walk_files(tmp_path / "driver"), walk_files(tmp_path / "workers")
+    assert list(mine) == list(theirs)
+    assert set(mine) == set(ROUND_FILES) | {f"round{r}{kind}.npy" for r in range(3)
+                                            for kind in (".index", ".part0", ".part1", ".part2")}
+    for name, array in mine.items():
+        assert theirs[name].dtype == array.dtype and np.array_equal(theirs[name], array), name
+    assert not list((tmp_path / "workers" / "walks").glob(".*"))  # no hidden file left
+    np.testing.assert_array_equal(workers.embedding_, driver.embedding_)
+
+
 def test_the_driver_receives_one_count_array_a_round(client, tmp_path, monkeypatch):
     """The walk tasks' counts are summed on the workers: the driver gathers one n-long
     array a round, whatever the number of tasks."""

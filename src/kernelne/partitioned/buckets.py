@@ -37,6 +37,7 @@ from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
+from kernelne.partitioned.part_files import filed_windows
 from kernelne.partitioned.store import load_npz, location, npy_header
 
 READ_WALKS = 1 << 16  # walks read from a round's file at a time (a chunk)
@@ -238,13 +239,16 @@ def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
                 first_walk: int, kernel: KernelArrays, settings: TrainSettings,
-                threads: int = 1, keep: np.ndarray | None = None) -> dict[str, Any]:
+                threads: int = 1, keep: np.ndarray | None = None, filed: bool = False,
+                ) -> dict[str, Any]:
     """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
     ``B_j``, write version ``version + 1`` (over version ``version - 1``; a rerun after a
     crash redoes the same work from the same inputs). Runs in the driver or on a Dask worker;
     returns the bucket's pairs, losses, learned kernel weights, seconds (in all and by phase)
     and the process' peak memory (MiB).
-    ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling)."""
+    ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling).
+    ``filed``: the round is filed by part (:mod:`kernelne.partitioned.part_files`): part
+    ``i``'s file is read instead of the round's, the same walks in the same windows."""
     start = time.perf_counter()
     root = location(folder)
     A = read_block(block_path(root, "A", i, version))
@@ -252,19 +256,19 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     z = load_npz(root / "noise" / f"noise{j}.npz")
     noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
-    walks_path, masks_path = root / round_file, root / masks_file(round_file)
-    n_rows = npy_header(masks_path)[0][0]
     losses = np.zeros(2)
     pairs = 0
     phases = {"read blocks": time.perf_counter() - start, "read walks": 0.0}
     with numba_threads(threads):
-        for lo, hi in read_windows(n_rows, READ_WALKS):
-            read = time.perf_counter()
-            rows = walks_of_bucket(read_rows(masks_path, lo, hi), i, j)
-            walks = read_rows(walks_path, lo, hi)[rows]
+        read = time.perf_counter()
+        for ids, masks, walks in bucket_windows(root / round_file, i, filed):
+            rows = walks_of_bucket(masks, i, j)
+            walks = walks[rows]
             phases["read walks"] += time.perf_counter() - read
-            pairs += train_bucket(walks, first_walk + lo + rows, A, B, i, j, parts, kernel,
+            pairs += train_bucket(walks, first_walk + ids[rows], A, B, i, j, parts, kernel,
                                   noise, settings, losses, keep, phases)
+            read = time.perf_counter()
+        phases["read walks"] += time.perf_counter() - read
     written = time.perf_counter()
     write_block(block_path(root, "A", i, version + 1), A)
     write_block(block_path(root, "B", j, version + 1), B)
@@ -272,6 +276,21 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
             "seconds": time.perf_counter() - start, "phases": phases,
             "peak_mb": peak_memory_mb()}
+
+
+def bucket_windows(round_file, part: int, filed: bool):
+    """A round's read windows for a bucket of center part ``part``: ``(ids, masks, walks)``,
+    the walks' rows in the round, their masks and the walks; from part ``part``'s file if the
+    round is ``filed`` (windows without its walks left out), else every window of the round's
+    file."""
+    if filed:
+        yield from filed_windows(round_file, part)
+        return
+    masks_path = round_file.with_name(masks_file(round_file.name))
+    n_rows = npy_header(masks_path)[0][0]
+    for lo, hi in read_windows(n_rows, READ_WALKS):
+        yield (np.arange(lo, hi, dtype=np.int64), read_rows(masks_path, lo, hi),
+               read_rows(round_file, lo, hi))
 
 
 def gather_watching_workers(client, futures: list, interval: float | None = None) -> list:

@@ -72,6 +72,7 @@ from kernelne.partitioned.blocks import (
     write_json,
 )
 from kernelne.partitioned.buckets import (
+    READ_WALKS,
     bucket_order,
     bucket_task,
     gather_watching_workers,
@@ -84,6 +85,7 @@ from kernelne.partitioned.locks import (
     reason,
     remove_folder,
 )
+from kernelne.partitioned.part_files import file_round, files_by_part
 from kernelne.partitioned.plan import (
     check_folder,
     check_progress,
@@ -197,13 +199,14 @@ def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: boo
     """:func:`fit_partitioned` in ``folder`` (absolute, usable by every worker)."""
     seed, corpus, rounds, plan, state = _open_plan(folder, model, graph, kernels, seed)
     resumed_at = int(state["step"])
+    filed = files_by_part(int(model.partitions), corpus.walk_length)
     walk_start = time.perf_counter()
     counts = _prepare(folder, model, graph, corpus, rounds, seed, plan, state, progress,
-                      client)
+                      client, filed)
     walk_seconds = time.perf_counter() - walk_start
     train_start = time.perf_counter()
     run = _train(folder, model, graph, kernels, seed, client, progress, corpus, counts, rounds,
-                 state)
+                 state, filed)
     train_seconds = time.perf_counter() - train_start
     state = run.state
     n, parts, d = graph.n_nodes, int(model.partitions), int(model.dim)
@@ -249,15 +252,15 @@ def _open_plan(folder: Location, model, graph, kernels, seed,
 
 
 def _prepare(folder: Location, model, graph, corpus: WalkCorpus, rounds: int, seed,
-             plan: dict, state: dict, progress: bool, client) -> np.ndarray:
-    """Check a resumed folder's files, make what is missing (the walks, the negatives, version
-    0 of the blocks) and return the unigram counts."""
+             plan: dict, state: dict, progress: bool, client, filed: bool) -> np.ndarray:
+    """Check a resumed folder's files, make what is missing (the walks, filed by part if
+    ``filed``, the negatives, version 0 of the blocks) and return the unigram counts."""
     parts, d, n = int(model.partitions), int(model.dim), graph.n_nodes
     resumed_at = int(state["step"])
     if state.get("walks_done"):
-        check_folder(folder, rounds, parts, n, d, resumed_at)
+        check_folder(folder, rounds, parts, n, d, resumed_at, filed)
     counts = _make_walks(folder, corpus, rounds, parts, progress, state, client,
-                         plan["graph"]["digest"])
+                         plan["graph"]["digest"], filed)
     if "walks_done" not in state:
         make_noise(folder, counts, parts)
         state["walks_done"] = True
@@ -299,9 +302,11 @@ class _Run:
 
 
 def _train(folder: Location, model, graph, kernels, seed, client, progress: bool,
-           corpus: WalkCorpus, counts: np.ndarray, rounds: int, state: dict) -> _Run:
+           corpus: WalkCorpus, counts: np.ndarray, rounds: int, state: dict, filed: bool,
+           ) -> _Run:
     """Train the steps from the recorded one to the last, recording each in
-    ``progress.json``, and restart narrowed when the robust check says so."""
+    ``progress.json``, and restart narrowed when the robust check says so (``filed``: the
+    buckets read their part's files of the rounds)."""
     parts, d, n = int(model.partitions), int(model.dim), graph.n_nodes
     progress_file = folder / "progress.json"
     state.setdefault("scale", 1.0)
@@ -334,7 +339,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
                                   kinds_params.scale)
             first = epoch * corpus.n_walks + bounds[r][0]
             args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
-                     settings, threads, keep) for i, j in steps[s]]
+                     settings, threads, keep, filed) for i, j in steps[s]]
             check_lock_held(folder)
             results = run_step(client, args)
             if settings.learn_beta:
@@ -407,9 +412,11 @@ def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: 
 
 
 def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progress: bool,
-                state: dict, client=None, digest: str | None = None) -> np.ndarray:
+                state: dict, client=None, digest: str | None = None, filed: bool = False,
+                ) -> np.ndarray:
     """Write every round's walks to ``walks/round{r}.npy`` and their part masks beside them
-    (once; a round already written is kept) and return the unigram counts (one epoch's walks,
+    (once; a round already written is kept), filed by part if ``filed``
+    (:mod:`kernelne.partitioned.part_files`), and return the unigram counts (one epoch's walks,
     as a plain fit counts them). With ``client`` and a folder (not a URL) the Dask workers make
     the walks (:func:`kernelne.partitioned.rounds.make_rounds`): the same files and counts.
     ``digest``: the graph's, recorded with the rounds (made again if not given)."""
@@ -424,14 +431,14 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
     # at a URL the driver makes every round (the workers' tasks write into shared files)
     remote = is_remote(folder)
     todo = (list(range(rounds)) if remote
-            else rounds_to_make(folder, corpus, files, parts, counts, digest))
+            else rounds_to_make(folder, corpus, files, parts, counts, digest, filed))
     bar = tqdm(total=corpus.n_walks, unit="walk", disable=not progress, desc="walks",
                dynamic_ncols=True)
     with bar:
         bar.update(corpus.n_walks - sum(bounds[r][1] - bounds[r][0] for r in todo))
         if client is not None and not remote:
             make_rounds(client, gather_watching_workers, folder, corpus, parts,
-                        [(r, bounds[r], files[r]) for r in todo], counts, bar.update)
+                        [(r, bounds[r], files[r]) for r in todo], counts, bar.update, filed)
             todo = []
         for r in todo:
             lo, hi = bounds[r]
@@ -449,5 +456,7 @@ def _make_walks(folder: Path, corpus: WalkCorpus, rounds: int, parts: int, progr
                 out.flush()
                 masks.flush()
                 del out, masks
+                if filed:  # the part files before the round's: the round file marks it made
+                    file_round(tmp, mask_tmp, walk_file, parts, READ_WALKS)
     save_array(counts_file, counts)
     return counts

@@ -14,6 +14,7 @@ from kernelne.engine.trainer import Noise
 from kernelne.errors import InputError, unreadable_array_file
 from kernelne.partitioned.blocks import block_path, masks_file, part_size, read_block
 from kernelne.partitioned.locks import PLAN_VERSION
+from kernelne.partitioned.part_files import index_file, part_file
 from kernelne.partitioned.store import Location, load_npy, load_npz, npy_header, read_bytes, size
 
 DIGEST_CHUNK = 1 << 22  # values hashed at a time by :func:`graph_digest`
@@ -81,14 +82,20 @@ def damaged(path: Location, folder: Location, why: str) -> InputError:
                       "to start over", path)
 
 
-def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, version: int) -> None:
+def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, version: int,
+                 filed: bool = False) -> None:
     """Before a resumed fit trains: every file it reads is there and whole (the walks and
-    masks by their headers, the counts and the negatives read), and version ``version`` of
-    the blocks (if above 0: version 0 is made again) has its shape and only finite values.
-    Otherwise :func:`damaged` naming the first bad file."""
+    masks by their headers, with ``filed`` the rounds' part files and indexes too, the counts
+    and the negatives read), and version ``version`` of the blocks (if above 0: version 0 is
+    made again) has its shape and only finite values. Otherwise :func:`damaged` naming the
+    first bad file."""
     for r in range(rounds):
-        for name in (f"walks/round{r}.npy", masks_file(f"walks/round{r}.npy")):
-            _check_npy(folder / name, folder)
+        round_file = folder / "walks" / f"round{r}.npy"
+        paths = [round_file, folder / masks_file(f"walks/round{r}.npy")]
+        if filed:
+            paths += [index_file(round_file)] + [part_file(round_file, c) for c in range(parts)]
+        for path in paths:
+            _check_npy(path, folder)
     def noise(path: Location) -> None:
         z = load_npz(path)
         Noise(z["prob"], z["alias"])

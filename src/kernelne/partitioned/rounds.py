@@ -14,7 +14,9 @@ memory-map), pre-allocates each round's two files under a hidden name and submit
 round's permutation), writes them and their masks at their rows of the two files and returns
 its visit counts, summed pairwise on the workers (:func:`summed`) into the one array a
 round that the driver adds. The files and counts are therefore the same bytes
-as the driver's own walks, whatever the workers and ranges.
+as the driver's own walks, whatever the workers and ranges. A round filed by part
+(:mod:`kernelne.partitioned.part_files`) is filed by one more task once its walks are
+written, before the round's files are renamed into place.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from kernelne.engine.walks import (
 from kernelne.errors import InputError, write_failure
 from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.buckets import release_futures
+from kernelne.partitioned.buckets import READ_WALKS, release_futures
+from kernelne.partitioned.part_files import file_round, index_file
 from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
@@ -91,7 +94,8 @@ def partial_path(path: Path, token: str) -> Path:
 
 
 def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Path]],
-                   parts: int, counts: np.ndarray, digest: str | None = None) -> list[int]:
+                   parts: int, counts: np.ndarray, digest: str | None = None,
+                   filed: bool = False) -> list[int]:
     """The rounds whose walks are still to be made; the visits of the others (whole files of
     the corpus ``walks/plan.json`` records) are added to ``counts``.
 
@@ -109,6 +113,8 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         The unigram counts, added to.
     digest : str, optional
         The graph's :func:`~kernelne.partitioned.plan.graph_digest`, if already made.
+    filed : bool, default False
+        Whether the rounds are filed by part: a round without its index is made again.
 
     Returns
     -------
@@ -134,7 +140,9 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
         return list(range(len(files)))
     todo = []
     for r, (walk_file, mask_file) in enumerate(files):
-        if not (mask_file.exists() and _recount(walk_file, counts)):
+        if filed and not index_file(walk_file).exists():
+            todo.append(r)
+        elif not (mask_file.exists() and _recount(walk_file, counts)):
             todo.append(r)
     return todo
 
@@ -243,7 +251,8 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
 
 def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, parts: int,
                 jobs: list[tuple[int, tuple[int, int], tuple[Path, Path]]],
-                counts: np.ndarray, advance: Callable[[int], object]) -> None:
+                counts: np.ndarray, advance: Callable[[int], object], filed: bool = False,
+                ) -> None:
     """Make rounds of walks on ``client``'s workers (:func:`walk_task`), the next round's tasks
     submitted before the current round's results are gathered.
 
@@ -265,6 +274,9 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
         The unigram counts, added to.
     advance : callable
         Called with each finished round's walks (a progress bar's ``update``).
+    filed : bool, default False
+        File each round by part (:func:`~kernelne.partitioned.part_files.file_round`, a task
+        of its own once the round's walks are written, while the next round's are made).
     """
     graph_dir = write_graph(folder, corpus)
     info = client.scheduler_info().get("workers", {})
@@ -284,6 +296,14 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
                 total = futures[-1]  # the sum of the round's counts (:func:`_submit`)
                 counts += gather(client, [total])[0]
                 release_futures(client, futures)
+                if filed:  # the next round's walks are being made meanwhile
+                    hidden = [str(partial_path(path, token)) for path in files]
+                    filing = [client.submit(_file_task, *hidden, str(files[0]), int(parts),
+                                            pure=False, key=f"kernelne-filed-{r}-{token}")]
+                    try:
+                        gather(client, filing)
+                    finally:
+                        release_futures(client, filing)
                 _publish(files, token)
                 advance(hi - lo)
             pending = submitted
@@ -315,6 +335,11 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
                            spec, pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
              for a, b in pairwise(cuts) if b > a]
     return tasks + summed(client, tasks, f"{r}-{token}")
+
+
+def _file_task(walk_path: str, mask_path: str, round_file: str, parts: int) -> None:
+    """File a round whose walks are written by part (on a Dask worker)."""
+    file_round(Path(walk_path), Path(mask_path), Path(round_file), parts, READ_WALKS)
 
 
 def summed(client, futures: list, token: str) -> list:
