@@ -10,8 +10,10 @@ splits, seed 0), wall-clock seconds, the seconds of the walks (P > 1: made once,
 Dask workers with ``--dask``), the training stage's seconds, the buckets' median
 seconds, their seconds summed by phase (reading the blocks and the walks, listing and
 training the pairs, writing the blocks) and the peak memory of the processes that trained
-(the driver's for a local run, the largest worker's on Dask). ``--dask W``: also every
-P > 1 on a ``LocalCluster`` of W single-thread workers. ``--walks``: walks per node (80,
+(the driver's for a local run, the largest worker's on Dask) and whether the rounds were
+filed by part (``--filing on|off`` forces it, for an A/B). ``--dask W``: also every
+P > 1 on a ``LocalCluster`` of W single-thread workers (``--task-threads K``: K numba
+threads a bucket task). ``--walks``: walks per node (80,
 the paper's, by default). ``--threads``: numba threads of the local fits.
 ``--eval-sample N``: score N labelled nodes drawn with seed 0 (the classifier on a million
 rows takes longer than the fit).
@@ -66,7 +68,7 @@ def micro_f1(X, labels, repeats: int, sample: int = 0) -> float:
 
 
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
-        workers: int = 1, sigma: float = 2**0.5, sample: int = 0, rounds: int | None = None,
+        workers: int | None = 1, sigma: float = 2**0.5, sample: int = 0, rounds: int | None = None,
         pool: int | str = "auto") -> dict:
     reset_peak_memory()  # this fit's peak, not an earlier fit's in the same process
     start = time.perf_counter()
@@ -76,7 +78,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
     seconds = time.perf_counter() - start
     row = {"P": partitions, "mode": (f"dask {len(client.scheduler_info()['workers'])}w"
                                      if client else "local"), "seconds": seconds,
-           "negative_pool": model.negative_pool_,
+           "threads": workers, "negative_pool": model.negative_pool_,
            "kernel_scale": model.kernel_scale_,
            "shell_checks": [(round(c["offset_ratio"], 3), round(c["neighbour_auc"], 3),
                              c["collapsing"]) for c in model.shell_checks_],
@@ -89,6 +91,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         row["buckets"] = len(r.bucket_seconds)
         row["peak_mb"] = r.bucket_peak_mb
         row["bucket_phases_s"] = {k: round(v, 2) for k, v in r.bucket_phases.items()}
+        row["filed"] = r.filed
     else:
         row["peak_mb"] = peak_memory_mb()
     return row
@@ -108,9 +111,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--sigma", type=float, default=2**0.5, help="Gaussian width (default: sqrt 2)")
     ap.add_argument("--dask", type=int, default=0, help="LocalCluster workers (0: none)")
+    ap.add_argument("--task-threads", type=int, default=None,
+                    help="numba threads of a Dask bucket task (workers=; default 1)")
+    ap.add_argument("--filing", choices=["auto", "on", "off"], default="auto",
+                    help="walks filed by part: where it saves reads (auto), always, never")
     ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
                     help="also run P > 1 in this process")
     args = ap.parse_args()
+    if args.filing != "auto":  # an A/B of the rounds' layout: the driver's rule replaced
+        import kernelne.partitioned.driver as driver
+
+        driver.files_by_part = lambda parts, length: args.filing == "on"
     graph, labels = load(args.graph, args.labels)
     print(f"{args.graph}: {graph.summary()}, {args.walks} walks per node")
     rows = []
@@ -128,6 +139,7 @@ def main() -> None:
             for p in args.partitions:
                 if p > 1:
                     rows.append(run(graph, labels, p, args.walks, args.repeats, client,
+                                    workers=args.task_threads,
                                     sigma=args.sigma, sample=args.eval_sample,
                                     rounds=args.rounds, pool=args.negative_pool))
                     print(rows[-1], flush=True)

@@ -51,13 +51,13 @@ def walk_files(folder) -> dict[str, np.ndarray]:
     return {p.name: np.load(p) for p in sorted((folder / "walks").glob("*.npy"))}
 
 
-def submitted_walks(client, monkeypatch) -> list[str]:
-    """The keys of the walk tasks ``client`` is given from now on."""
+def submitted_walks(client, monkeypatch, prefix: str = "kernelne-walks-") -> list[str]:
+    """The keys of the tasks (walks: by default) ``client`` is given from now on."""
     keys: list[str] = []
     real = client.submit
 
     def submit(fn, *args, **kw):
-        if kw.get("key", "").startswith("kernelne-walks-"):
+        if kw.get("key", "").startswith(prefix):
             keys.append(kw["key"])
         return real(fn, *args, **kw)
 
@@ -85,10 +85,14 @@ def test_worker_walks_are_the_driver_walks_bit_for_bit(client, tmp_path, monkeyp
 
 
 def test_worker_walks_filed_by_part_are_the_driver_files(client, tmp_path, monkeypatch):
-    """With the rounds filed by part, a filing task per round on the workers writes the files
-    the driver writes, and the buckets that read them train the same embedding."""
+    """With the rounds filed by part, the workers' filing tasks (over ranges of a round's
+    windows) write the files the driver writes, and the buckets that read them train the same
+    embedding."""
     g = sbm()
     monkeypatch.setattr(partitioned, "files_by_part", lambda parts, length: True)
+    for module in (partitioned, round_walks):  # 600 walks a round: 10 windows
+        monkeypatch.setattr(module, "READ_WALKS", 64)
+    keys = submitted_walks(client, monkeypatch, "kernelne-filing-")
     driver = fit(tmp_path / "driver", g)
     workers = fit(tmp_path / "workers", g, client)
     mine, theirs = walk_files(tmp_path / "driver"), walk_files(tmp_path / "workers")
@@ -98,7 +102,27 @@ def test_worker_walks_filed_by_part_are_the_driver_files(client, tmp_path, monke
     for name, array in mine.items():
         assert theirs[name].dtype == array.dtype and np.array_equal(theirs[name], array), name
     assert not list((tmp_path / "workers" / "walks").glob(".*"))  # no hidden file left
+    assert mine["round0.index.npy"].shape == (3, 11)
+    assert len(keys) == 3 * 2 * 4  # each round: 4 tasks counting, 4 writing (4 slots)
     np.testing.assert_array_equal(workers.embedding_, driver.embedding_)
+
+
+@pytest.mark.parametrize("workers, threads", [(None, 1), (2, 2)])
+def test_a_bucket_task_gets_the_fit_s_workers_as_threads(client, tmp_path, monkeypatch,
+                                                         workers, threads):
+    """On Dask a bucket task trains on one numba thread (bit for bit) unless ``workers`` is
+    given: then on that many (Hogwild within the bucket)."""
+    seen: list[int] = []
+    real = client.submit
+
+    def submit(fn, *args, **kw):
+        if kw.get("key", "").startswith("kernelne-bucket-"):
+            seen.append(args[9])  # bucket_task's threads
+        return real(fn, *args, **kw)
+
+    monkeypatch.setattr(client, "submit", submit)
+    fit(tmp_path / "run", sbm(), client, workers=workers)
+    assert len(seen) >= 3 * 3 * 3 and set(seen) == {threads}  # 3 rounds of 3 steps of 3
 
 
 def test_the_driver_receives_one_count_array_a_round(client, tmp_path, monkeypatch):

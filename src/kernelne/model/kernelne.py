@@ -87,7 +87,8 @@ class KernelNE(KernelMethods, EmbeddingEstimator):
     epochs : int, default 1
         Passes over the walk corpus (at most 1,000).
     workers : int, optional
-        Threads; None uses all cores.
+        Threads; None uses all cores. A partitioned fit on a Dask client gives each bucket
+        task this many threads (None: 1, bit for bit; more race within the bucket).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         ``None`` (fresh entropy), an integer seed >= 0, or a NumPy random state or generator
         (each fit draws its seed from it), as :func:`sklearn.utils.check_random_state`. With

@@ -375,7 +375,8 @@ PARAMS: tuple[Param, ...] = (
     Param("epochs", 1, _bounded("epochs"), "passes over the walks",
           Cli(("--epochs",), "passes over the walks", "N")),
     Param("workers", None, Integer(1, none=True, also=(-1,)), "threads (None, -1: all cores)",
-          Cli(("--workers",), "threads (default: all cores)", "N", rule=_COUNT)),
+          Cli(("--workers",), "threads (default: all cores; with --scheduler, a bucket "
+              "task's: default 1)", "N", rule=_COUNT)),
     Param("random_state", None, Seed(), "random seed",
           Cli(("--seed",), "random seed (1 worker: exact)", "N")),
     Param("keep_walks", False, Flag(), "keep the walk corpus in memory"),

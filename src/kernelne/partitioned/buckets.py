@@ -265,8 +265,8 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
             rows = walks_of_bucket(masks, i, j)
             walks = walks[rows]
             phases["read walks"] += time.perf_counter() - read
-            pairs += train_bucket(walks, first_walk + ids[rows], A, B, i, j, parts, kernel,
-                                  noise, settings, losses, keep, phases)
+            pairs += train_bucket(walks, first_walk + ids[rows].astype(np.int64), A, B, i, j,
+                                  parts, kernel, noise, settings, losses, keep, phases)
             read = time.perf_counter()
         phases["read walks"] += time.perf_counter() - read
     written = time.perf_counter()
@@ -280,8 +280,9 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
 
 def bucket_windows(round_file, part: int, filed: bool):
     """A round's read windows for a bucket of center part ``part``: ``(ids, masks, walks)``,
-    the walks' rows in the round, their masks and the walks; from part ``part``'s file if the
-    round is ``filed`` (windows without its walks left out), else every window of the round's
+    the walks' rows in the round, their masks and the walks (a bucket selects rows of each);
+    from part ``part``'s file if the round is ``filed`` (windows without its walks left out,
+    :func:`~kernelne.partitioned.part_files.filed_windows`), else every window of the round's
     file."""
     if filed:
         yield from filed_windows(round_file, part)

@@ -120,7 +120,8 @@ class PartitionedResult:
     """What a partitioned fit returns: the rows (memory-mapped from ``folder``), the weights,
     the unigram counts and the run's figures (``bucket_phases``: seconds summed over this
     run's buckets by phase: reading the blocks, reading the walks, listing and training the
-    pairs, writing the blocks)."""
+    pairs, writing the blocks; ``filed``: whether the buckets read their part's files of the
+    rounds, :mod:`kernelne.partitioned.part_files`)."""
 
     A: np.ndarray
     B: np.ndarray
@@ -141,6 +142,7 @@ class PartitionedResult:
     seed: int = 0
     trained_pairs: int = 0
     steps: int = 0
+    filed: bool = False
 
 
 def round_bounds(n_walks: int, rounds: int) -> list[tuple[int, int]]:
@@ -218,7 +220,7 @@ def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: boo
         int(state["pairs"]),
         [tuple(x) for x in state["losses"]],
         resumed_at, run.bucket_seconds, run.bucket_phases, run.peak, walk_seconds,
-        train_seconds, int(seed), run.trained, run.steps,
+        train_seconds, int(seed), run.trained, run.steps, filed,
     )
 
 
@@ -319,7 +321,8 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
     schedule = [(e, r, s) for e in range(model.epochs) for r in range(rounds)
                 for s in range(parts)]
     steps = bucket_order(parts)
-    threads = 1 if client is not None else model.workers
+    # a Dask task's numba threads: 1 (bit for bit) unless ``workers`` is given
+    threads = model.workers if client is None or model.workers is not None else 1
     min_pairs = CHECKPOINT_PAIRS * int((counts > 0).sum())
     run = _Run(state, steps=len(schedule))
     if int(state["step"]) >= len(schedule):

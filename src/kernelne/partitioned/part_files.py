@@ -5,9 +5,9 @@ A walk of length ``L`` visits a part with probability ``f = 1 - (1 - 1/P)^L`` (p
 ``v mod P``, balanced samples of the nodes), so part ``c``'s file holds about ``f`` of the
 round's walks and the ``P`` files together ``P f`` times the round (5.9 at ``P = 8``, ``L =
 10``; 9.3 at ``P = 64``). A bucket reads ``f (L + 3) / (L + 2)`` of the bytes it reads from
-the round's file (:func:`filed_share`): 0.80 at ``P = 8``, 0.29 at ``P = 32``, 0.16 at ``P =
-64``. A fit files its rounds where that share is at most :data:`FILED_SHARE`
-(:func:`files_by_part`).
+the round's file (:func:`filed_share`): 0.80 at ``P = 8``, 0.52 at ``P = 16``, 0.29 at
+``P = 32``, 0.16 at ``P = 64``. A fit files its rounds where that share is at most
+:data:`FILED_SHARE` (:func:`files_by_part`).
 
 Layout, beside ``walks/round{r}.npy``:
 
@@ -36,7 +36,7 @@ from kernelne.partitioned.blocks import read_rows, save_array
 from kernelne.partitioned.store import Location, load_npy, npy_header, staged
 
 HEAD = 3  # columns before a filed walk's nodes: its row in the round, its mask's two halves
-FILED_SHARE = 0.5  # the largest share of a round's bytes for which a fit files it by part
+FILED_SHARE = 0.55  # the largest share of a round's bytes for which a fit files it by part
 
 
 def filed_share(parts: int, walk_length: int) -> float:
@@ -50,7 +50,8 @@ def filed_share(parts: int, walk_length: int) -> float:
 def files_by_part(parts: int, walk_length: int) -> bool:
     """Whether a fit of ``parts`` partitions files its rounds by part: where
     :func:`filed_share` is at most :data:`FILED_SHARE` (at walks of 10 nodes, from
-    ``P = 17``)."""
+    ``P = 15``; ``benchmarks/bench_part_files.py`` measured a bucket's reads 1.6x faster
+    at ``P = 16`` and no faster at ``P = 8``)."""
     return parts > 1 and filed_share(parts, walk_length) <= FILED_SHARE
 
 
@@ -66,27 +67,92 @@ def index_file(round_file: Location) -> Location:
 
 @njit(cache=True)
 def _visits(walks, parts):
-    """Each walk's parts, once each: ``(walk rows, parts)`` in walk order (padding ``-1``
-    skipped)."""
-    n, length = walks.shape
+    """The walks that visit each part (padding ``-1`` is no part): int64, ``parts``."""
     seen = np.full(parts, -1, np.int64)
-    rows = np.empty(n * length, np.int64)
-    where = np.empty(n * length, np.int64)
-    k = 0
-    for w in range(n):
+    counts = np.zeros(parts, np.int64)
+    for w in range(walks.shape[0]):
         for v in walks[w]:
-            if v >= 0:
-                c = v % parts
-                if seen[c] != w:
-                    seen[c] = w
-                    rows[k] = w
-                    where[k] = c
-                    k += 1
-    return rows[:k], where[:k]
+            if v >= 0 and seen[v % parts] != w:
+                seen[v % parts] = w
+                counts[v % parts] += 1
+    return counts
 
 
-def _windows(n_rows: int, size: int) -> list[tuple[int, int]]:
+@njit(cache=True)
+def _grouped(walks, masks, first, parts):
+    """A window's walks grouped by the parts they visit, as part files hold them: ``(out,
+    starts)``, ``out`` the rows (``L + 3`` int32 columns: row ``first + w``, the mask's two
+    halves, the walk) of part 0's walks, then part 1's, ..., each in walk order, and part
+    ``c``'s rows ``out[starts[c]:starts[c + 1]]``."""
+    length = walks.shape[1]
+    starts = np.zeros(parts + 1, np.int64)
+    starts[1:] = np.cumsum(_visits(walks, parts))
+    out = np.empty((starts[parts], length + HEAD), np.int32)
+    at = starts[:parts].copy()
+    seen = np.full(parts, -1, np.int64)
+    halves = masks.view(np.int32)
+    for w in range(walks.shape[0]):
+        for v in walks[w]:
+            c = v % parts
+            if v >= 0 and seen[c] != w:
+                seen[c] = w
+                row = out[at[c]]
+                row[0] = first + w
+                row[1] = halves[2 * w]
+                row[2] = halves[2 * w + 1]
+                row[HEAD:] = walks[w]
+                at[c] += 1
+    return out, starts
+
+
+def round_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
+    """The read windows ``[lo, hi)`` of a round of ``n_rows`` walks, ``size`` walks each."""
     return [(lo, min(lo + size, n_rows)) for lo in range(0, n_rows, size)]
+
+
+def part_counts(walk_path: Location, windows: list[tuple[int, int]], parts: int) -> np.ndarray:
+    """Each part's walks in each of ``windows`` (rows ``[lo, hi)`` of the round at
+    ``walk_path``): int64, ``parts x len(windows)``."""
+    counts = np.zeros((parts, len(windows)), dtype=np.int64)
+    for w, (lo, hi) in enumerate(windows):
+        counts[:, w] = _visits(read_rows(walk_path, lo, hi), parts)
+    return counts
+
+
+def write_parts(walk_path: Location, mask_path: Location, part_paths: list, index: np.ndarray,
+                first: int, stop: int, window: int) -> None:
+    """Write windows ``first..stop-1`` of the round at ``walk_path`` into the part files at
+    ``part_paths`` (local, allocated to their rows; ``index``: the round's, the module's
+    layout): part ``c``'s walks of window ``w`` at its rows ``index[c, w]`` on."""
+    n_rows = int(npy_header(walk_path)[0][0])
+    files = [open(path, "r+b") for path in part_paths]
+    try:
+        offsets = [npy_header(path)[3] for path in part_paths]
+        for w in range(first, stop):
+            lo, hi = w * window, min((w + 1) * window, n_rows)
+            walks, masks = read_rows(walk_path, lo, hi), read_rows(mask_path, lo, hi)
+            out, starts = _grouped(walks, masks, lo, len(files))
+            for c, fh in enumerate(files):
+                fh.seek(offsets[c] + int(index[c, w]) * out.shape[1] * 4)
+                fh.write(out[starts[c]:starts[c + 1]].tobytes())
+    finally:
+        for fh in files:
+            fh.close()
+
+
+def round_index(counts: np.ndarray) -> np.ndarray:
+    """The index of a round (the module's layout) from :func:`part_counts` over its
+    windows."""
+    index = np.zeros((counts.shape[0], counts.shape[1] + 1), dtype=np.int64)
+    np.cumsum(counts, axis=1, out=index[:, 1:])
+    return index
+
+
+def allocate_parts(paths: list, index: np.ndarray, walk_length: int) -> None:
+    """Allocate the part files at ``paths`` (local) to the rows ``index`` gives them."""
+    for c, path in enumerate(paths):
+        allocated = allocated_memmap(path, np.int32, (int(index[c, -1]), walk_length + HEAD))
+        del allocated
 
 
 def file_round(walk_path: Location, mask_path: Location, round_file: Location, parts: int,
@@ -97,7 +163,7 @@ def file_round(walk_path: Location, mask_path: Location, round_file: Location, p
     Parameters
     ----------
     walk_path, mask_path : Location
-        The round's walks (int32, one row a walk) and masks (uint64).
+        The round's walks (int32, one row a walk) and masks (uint64), local files.
     round_file : Location
         The round's name (``walks/round{r}.npy``): the part files are named after it.
     parts : int
@@ -105,37 +171,17 @@ def file_round(walk_path: Location, mask_path: Location, round_file: Location, p
     window : int
         The walks a bucket reads at a time (``kernelne.partitioned.buckets.READ_WALKS``).
 
-    Two passes over the round, a window at a time: the first counts each part's walks per
-    window, the second writes them. Each file appears whole (written under a temporary name,
-    or uploaded); the index last.
+    Two passes over the round: :func:`part_counts` gives the index, :func:`write_parts`
+    writes the files (a Dask fit runs both passes as tasks over ranges of windows). Each file
+    appears whole (written under a temporary name, or uploaded); the index last.
     """
-    shape = npy_header(walk_path)[0]
-    n_rows, length = int(shape[0]), int(shape[1])
-    windows = _windows(n_rows, window)
-    index = np.zeros((parts, len(windows) + 1), dtype=np.int64)
-    for w, (lo, hi) in enumerate(windows):
-        index[:, w + 1] = np.bincount(_visits(read_rows(walk_path, lo, hi), parts)[1],
-                                      minlength=parts)
-    np.cumsum(index, axis=1, out=index)
+    n_rows, length = (int(x) for x in npy_header(walk_path)[0])
+    windows = round_windows(n_rows, window)
+    index = round_index(part_counts(walk_path, windows, parts))
     with ExitStack() as stack:
         tmps = [stack.enter_context(staged(part_file(round_file, c))) for c in range(parts)]
-        outs = [allocated_memmap(tmp, np.int32, (int(index[c, -1]), length + HEAD))
-                for c, tmp in enumerate(tmps)]
-        for w, (lo, hi) in enumerate(windows):
-            walks = read_rows(walk_path, lo, hi)
-            masks = read_rows(mask_path, lo, hi)
-            rows, where = _visits(walks, parts)
-            order = np.argsort(where, kind="stable")  # by part; each part's rows ascending
-            bounds = np.searchsorted(where[order], np.arange(parts + 1))
-            for c in range(parts):
-                mine = rows[order[bounds[c]:bounds[c + 1]]]
-                out = outs[c][index[c, w]:index[c, w + 1]]
-                out[:, 0] = lo + mine
-                out[:, 1:3] = masks[mine].view(np.int32).reshape(-1, 2)
-                out[:, HEAD:] = walks[mine]
-        for out in outs:
-            out.flush()
-        del outs
+        allocate_parts(tmps, index, length)
+        write_parts(walk_path, mask_path, tmps, index, 0, len(windows), window)
     save_array(index_file(round_file), index)
 
 
@@ -143,11 +189,12 @@ def filed_windows(round_file: Location, part: int) -> Iterator[tuple[np.ndarray,
                                                                         np.ndarray]]:
     """Part ``part``'s walks of a filed round (``round_file``: the round's walks), one read
     window at a time, windows without its walks skipped: ``(rows, masks, walks)``, the walks'
-    rows in the round (int64), their masks (uint64) and the walks (int32, C order)."""
+    rows in the round (int32), their masks (uint64) and the walks (int32): the rows and walks
+    are views of the window read, copied only where a bucket selects them."""
     index = load_npy(index_file(round_file))[part]
     path = part_file(round_file, part)
     for a, b in zip(index[:-1], index[1:], strict=True):
         if b > a:
             block = read_rows(path, int(a), int(b))
             masks = np.ascontiguousarray(block[:, 1:3]).view(np.uint64).ravel()
-            yield block[:, 0].astype(np.int64), masks, np.ascontiguousarray(block[:, HEAD:])
+            yield block[:, 0], masks, block[:, HEAD:]

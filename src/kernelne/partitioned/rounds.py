@@ -43,8 +43,17 @@ from kernelne.engine.walks import (
 from kernelne.errors import InputError, write_failure
 from kernelne.outputs import allocated_memmap, atomic_path
 from kernelne.parallel import numba_threads
+from kernelne.partitioned.blocks import save_array
 from kernelne.partitioned.buckets import READ_WALKS, release_futures
-from kernelne.partitioned.part_files import file_round, index_file
+from kernelne.partitioned.part_files import (
+    allocate_parts,
+    index_file,
+    part_counts,
+    part_file,
+    round_index,
+    round_windows,
+    write_parts,
+)
 from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
@@ -297,13 +306,8 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
                 counts += gather(client, [total])[0]
                 release_futures(client, futures)
                 if filed:  # the next round's walks are being made meanwhile
-                    hidden = [str(partial_path(path, token)) for path in files]
-                    filing = [client.submit(_file_task, *hidden, str(files[0]), int(parts),
-                                            pure=False, key=f"kernelne-filed-{r}-{token}")]
-                    try:
-                        gather(client, filing)
-                    finally:
-                        release_futures(client, filing)
+                    _file_on_workers(client, gather, files, token, parts, hi - lo,
+                                     corpus.walk_length, slots)
                 _publish(files, token)
                 advance(hi - lo)
             pending = submitted
@@ -337,9 +341,46 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
     return tasks + summed(client, tasks, f"{r}-{token}")
 
 
-def _file_task(walk_path: str, mask_path: str, round_file: str, parts: int) -> None:
-    """File a round whose walks are written by part (on a Dask worker)."""
-    file_round(Path(walk_path), Path(mask_path), Path(round_file), parts, READ_WALKS)
+def _file_on_workers(client, gather: Callable, files: tuple[Path, Path], token: str,
+                     parts: int, n_rows: int, length: int, slots: int) -> None:
+    """File a round whose walks are written (under their hidden names) by part on the workers:
+    ``slots`` tasks count each part's walks per window (:func:`part_counts`), the driver makes
+    the index and allocates the part files, as many tasks write their ranges of windows
+    (:func:`write_parts`); then the part files are renamed into place and the index saved."""
+    walk_file = files[0]
+    hidden = [partial_path(path, token) for path in files]
+    windows = round_windows(n_rows, READ_WALKS)
+    cuts = sorted({k * len(windows) // slots for k in range(slots + 1)})
+    ranges = [(a, b) for a, b in pairwise(cuts) if b > a]
+    counts = _gathered(client, gather, [
+        client.submit(part_counts, hidden[0], windows[a:b], parts, pure=False,
+                      key=f"kernelne-filing-counts-{walk_file.stem}-{a}-{token}")
+        for a, b in ranges])
+    index = round_index(np.concatenate(counts, axis=1))
+    parts_hidden = [partial_path(part_file(walk_file, c), token) for c in range(parts)]
+    try:
+        allocate_parts(parts_hidden, index, length)
+    except OSError as exc:  # a full disk: no file left half-made
+        for path in parts_hidden:
+            path.unlink(missing_ok=True)
+        raise InputError(f"cannot write the part files of {walk_file}: "
+                         f"{write_failure(exc)}") from None
+    _gathered(client, gather, [
+        client.submit(write_parts, hidden[0], hidden[1], parts_hidden, index, a, b,
+                      READ_WALKS, pure=False,
+                      key=f"kernelne-filing-{walk_file.stem}-{a}-{token}")
+        for a, b in ranges])
+    for c, path in enumerate(parts_hidden):
+        os.replace(path, part_file(walk_file, c))
+    save_array(index_file(walk_file), index)
+
+
+def _gathered(client, gather: Callable, futures: list) -> list:
+    """``gather(client, futures)``, the futures released however it ends."""
+    try:
+        return gather(client, futures)
+    finally:
+        release_futures(client, futures)
 
 
 def summed(client, futures: list, token: str) -> list:
