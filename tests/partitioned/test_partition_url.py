@@ -125,6 +125,17 @@ def test_an_s3_fit_on_workers_without_a_shared_folder_equals_the_local_fit(s3, c
     assert all(not any(home.iterdir()) for home in homes)  # nothing written where they run
 
 
+def test_rounds_filed_by_part_on_s3_train_the_local_fit(s3, reference, monkeypatch):
+    """At a URL the driver files the rounds and uploads the part files; the buckets read them
+    with ranged reads: the rows of the local fit that read the whole rounds."""
+    monkeypatch.setattr(partitioned, "files_by_part", lambda parts, length: True)
+    model = fit(f"s3://{BUCKET}/filed")
+    assert model.partition_run_.filed and not reference.partition_run_.filed
+    same_rows(model, reference)
+    walks = {p.rsplit("/", 1)[-1] for p in s3.ls(f"{BUCKET}/filed/walks")}
+    assert {f"round1.part{c}.npy" for c in range(3)} | {"round1.index.npy"} <= walks
+
+
 def test_a_memory_url_in_one_process_equals_the_local_fit(reference):
     fsspec = pytest.importorskip("fsspec")
     run = f"memory://kernelne/{uuid.uuid4().hex}"

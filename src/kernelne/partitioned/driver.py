@@ -15,6 +15,8 @@ made once, counted (the negatives' unigram counts) and written to one ``.npy`` f
 with each walk's part mask (:func:`part_masks`): bucket ``(i, j)`` reads only the walks that
 visit both parts, so a round costs each bucket a pass over about
 ``1 - 2 (1 - 1/P)^L + (1 - 2/P)^L`` of its walks (walk length ``L``), not all of them.
+Where it saves reads (:func:`~kernelne.partitioned.part_files.files_by_part`) the rounds are
+also filed by part and bucket ``(i, j)`` reads part ``i``'s file only.
 Each round is trained in ``P`` steps; step ``s`` trains the buckets ``(i, (i + s) mod P)``, which
 touch disjoint blocks and so run in parallel. Every block is read and written once per step:
 step ``t`` reads version ``t`` of the blocks and writes version ``t + 1`` over the files of

@@ -15,8 +15,8 @@ round's permutation), writes them and their masks at their rows of the two files
 its visit counts, summed pairwise on the workers (:func:`summed`) into the one array a
 round that the driver adds. The files and counts are therefore the same bytes
 as the driver's own walks, whatever the workers and ranges. A round filed by part
-(:mod:`kernelne.partitioned.part_files`) is filed by one more task once its walks are
-written, before the round's files are renamed into place.
+(:mod:`kernelne.partitioned.part_files`) is filed by tasks over ranges of its windows once its
+walks are written (:func:`_file_on_workers`), before the round's files are renamed into place.
 """
 
 from __future__ import annotations
@@ -284,8 +284,8 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
     advance : callable
         Called with each finished round's walks (a progress bar's ``update``).
     filed : bool, default False
-        File each round by part (:func:`~kernelne.partitioned.part_files.file_round`, a task
-        of its own once the round's walks are written, while the next round's are made).
+        File each round by part (:mod:`kernelne.partitioned.part_files`) once its walks are
+        written, while the next round's are made.
     """
     graph_dir = write_graph(folder, corpus)
     info = client.scheduler_info().get("workers", {})
