@@ -62,6 +62,28 @@ def test_the_streamed_graph_is_the_whole_readers(tmp_path, kind, directed, block
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no scratch
 
 
+@pytest.mark.parametrize("n, compact", [(4_000, True), (40_000_000, False)])
+def test_ids_compact_for_the_file_keep_their_bits_past_a_first_block(tmp_path, n, compact):
+    """Ids up to 4,000 on 3,000 edges: above 4 x the ends of a first block of 61 bytes, below
+    4 x the file's, so the ids are kept as bits, as the whole reader keeps them (a sorted
+    array merged block by block converted a 10^8-edge file 7x slower); ids up to 4 x 10^7 are
+    sparse for the file and merged. The graph is the whole reader's either way."""
+    from kernelne.graphs.stream_convert import _to_binary
+
+    rng = np.random.default_rng(5)
+    path = tmp_path / "g.txt"
+    a, b = rng.integers(0, n, 3_000), rng.integers(0, n, 3_000)
+    path.write_text("".join(f"{x} {y}\n" for x, y in zip(a, b, strict=True)))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    ids, m, _, _ = _to_binary(path, scratch, None, False, 61)
+    assert m == 3_000 and (ids.present is not None) == compact
+    assert 4_000 <= ids.expected <= 8_000  # 6,000 ends, from the first block's bytes a line
+    out = tmp_path / "g.npz"
+    stream_edgelist(path, out, block_bytes=61)
+    same_arrays(out, load_graph(path), tmp_path)
+
+
 @pytest.mark.parametrize("kind,unweighted,weight_bytes",
                          [("plain", False, 0), ("weighted", True, 0), ("weighted", False, 8),
                           ("ones", False, 8)])

@@ -190,21 +190,25 @@ def stream_edgelist(path: str | Path, out: str | Path, directed: bool = False,
 
 class IdSet:
     """The distinct ids seen so far: a bit per id from 0 to the largest while the ids are
-    compact (non-negative, the largest below ``4 x`` the ends seen plus 1,024, the whole
-    reader's rule), else a sorted array merged block by block. :meth:`dense` maps ids to
-    their ranks (dense ids in numeric order)."""
+    compact (non-negative, the largest below ``4 x`` the file's ends plus 1,024, the whole
+    reader's rule; the ends are the more of those seen and ``expected``, the file's
+    estimated from its first block), else a sorted array merged block by block. :meth:`dense`
+    maps ids to their ranks (dense ids in numeric order). Judged on the ends seen alone, a
+    file of 10^8 edges among 10^7 nodes in random order left the bits at its first block and
+    converted 7x slower."""
 
     def __init__(self) -> None:
         self.present: np.ndarray | None = np.zeros(0, dtype=bool)
         self.sorted = np.empty(0, dtype=np.int64)
         self.seen = 0
+        self.expected = 0
         self.rank: np.ndarray | None = None
 
     def add(self, ends: np.ndarray) -> None:
         self.seen += ends.size
         if self.present is not None and ends.size:
             lo, hi = int(ends.min()), int(ends.max())
-            if lo >= 0 and hi < 4 * self.seen + 1024:
+            if lo >= 0 and hi < 4 * max(self.seen, self.expected) + 1024:
                 if hi >= len(self.present):
                     grown = np.zeros(max(hi + 1, 2 * len(self.present)), dtype=bool)
                     grown[:len(self.present)] = self.present
@@ -259,6 +263,9 @@ def _to_binary(path: Path, scratch: Path, first_line: int | None, unweighted: bo
                 if layout is None:
                     raise NotStreamable
             heads, tails, w = _parse_block(body, *layout)
+            if not ids.expected:  # the file's ends, at this block's bytes per edge (gzipped:
+                size = Path(path).stat().st_size  # fewer, as the compressed size is smaller)
+                ids.expected = int(2 * len(heads) * (size / max(len(body), 1)))
             del body
             if unweighted:
                 w = None
