@@ -70,11 +70,12 @@ def test_a_part_file_holds_exactly_the_walks_that_visit_the_part(tmp_path, parts
 def test_the_share_read_is_the_bytes_a_bucket_reads_from_its_part(tmp_path):
     """``filed_share`` against the files of random walks (uniform nodes, as parts ``v mod P``
     of a graph's walks are balanced samples): part files' bytes over the round's."""
+    walk_file, mask_file = tmp_path / "round0.npy", tmp_path / "round0.masks.npy"
     for parts, length in ((8, 10), (32, 10), (64, 10), (16, 40)):
-        walks, walk_file, mask_file = random_round(tmp_path, 4000, length, 10_000, parts)
-        walks[:] = np.load(walk_file)
-        full = np.random.default_rng(1).integers(0, 10_000, walks.shape).astype(np.int32)
-        np.save(walk_file, full)  # no padding: the share is of whole walks
+        # no padding: the share is of whole walks
+        full = np.random.default_rng(1).integers(0, 10_000, (4000, length)).astype(np.int32)
+        np.save(walk_file, full)
+        np.save(mask_file, part_masks(full, parts))
         file_round(walk_file, mask_file, walk_file, parts, window=1024)
         part_bytes = np.mean([np.load(part_file(walk_file, c)).nbytes for c in range(parts)])
         round_bytes = full.nbytes + 8 * len(full)

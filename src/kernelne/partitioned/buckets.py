@@ -37,7 +37,7 @@ from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
-from kernelne.partitioned.part_files import filed_windows
+from kernelne.partitioned.part_files import filed_windows, read_windows
 from kernelne.partitioned.store import load_npz, location, npy_header
 
 READ_WALKS = 1 << 16  # walks read from a round's file at a time (a chunk)
@@ -77,7 +77,8 @@ def train_bucket(
     rows prefetched over the pairs before it. The draws' stream is seeded by the bucket and
     the id of the chunk's first walk with a pair here, so one thread gives the same bytes
     whether or not the walks without pairs were left out, but not if the chunks change: a
-    fit cuts its rounds into the same chunks every time (:func:`read_windows`).
+    fit cuts its rounds into the same chunks every time
+    (:func:`~kernelne.partitioned.part_files.read_windows`).
     ``keep`` (length n, global ids): subsampling as in :func:`kernelne.engine.trainer.train_walks`;
     its draws and the shrunk windows come from a stream of the walk alone, so every bucket
     sees the same subsampled walk and windows. ``phases``: seconds spent listing and training
@@ -228,13 +229,6 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
                 beta_step(kernel.beta, gbeta, lr, cfg.beta_reg, ONE, cfg.beta_simplex)
         block_losses[blk, 0] += loss[0]
         block_losses[blk, 1] += loss[1]
-
-
-def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
-    """The chunks ``[lo, hi)`` of ``size`` rows that a bucket reads from a round's file and
-    trains one at a time: always the same, since a chunk's draws are seeded by the chunk
-    (:func:`train_bucket`)."""
-    return [(lo, min(lo + size, n_rows)) for lo in range(0, n_rows, size)]
 
 
 def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,

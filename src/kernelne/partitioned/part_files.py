@@ -105,8 +105,10 @@ def _grouped(walks, masks, first, parts):
     return out, starts
 
 
-def round_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
-    """The read windows ``[lo, hi)`` of a round of ``n_rows`` walks, ``size`` walks each."""
+def read_windows(n_rows: int, size: int) -> list[tuple[int, int]]:
+    """The chunks ``[lo, hi)`` of ``size`` rows that a bucket reads from a round's file and
+    trains one at a time: always the same, since a chunk's draws are seeded by the chunk
+    (:func:`kernelne.partitioned.buckets.train_bucket`); a filed round keeps them."""
     return [(lo, min(lo + size, n_rows)) for lo in range(0, n_rows, size)]
 
 
@@ -148,11 +150,9 @@ def round_index(counts: np.ndarray) -> np.ndarray:
     return index
 
 
-def allocate_parts(paths: list, index: np.ndarray, walk_length: int) -> None:
-    """Allocate the part files at ``paths`` (local) to the rows ``index`` gives them."""
-    for c, path in enumerate(paths):
-        allocated = allocated_memmap(path, np.int32, (int(index[c, -1]), walk_length + HEAD))
-        del allocated
+def part_shapes(index: np.ndarray, walk_length: int) -> list[tuple[int, int]]:
+    """The shapes of a round's part files (int32), from its index."""
+    return [(int(rows), walk_length + HEAD) for rows in index[:, -1]]
 
 
 def file_round(walk_path: Location, mask_path: Location, round_file: Location, parts: int,
@@ -176,11 +176,13 @@ def file_round(walk_path: Location, mask_path: Location, round_file: Location, p
     appears whole (written under a temporary name, or uploaded); the index last.
     """
     n_rows, length = (int(x) for x in npy_header(walk_path)[0])
-    windows = round_windows(n_rows, window)
+    windows = read_windows(n_rows, window)
     index = round_index(part_counts(walk_path, windows, parts))
     with ExitStack() as stack:
         tmps = [stack.enter_context(staged(part_file(round_file, c))) for c in range(parts)]
-        allocate_parts(tmps, index, length)
+        for tmp, shape in zip(tmps, part_shapes(index, length), strict=True):
+            allocated = allocated_memmap(tmp, np.int32, shape)
+            del allocated
         write_parts(walk_path, mask_path, tmps, index, 0, len(windows), window)
     save_array(index_file(round_file), index)
 

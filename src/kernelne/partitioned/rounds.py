@@ -46,12 +46,12 @@ from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import save_array
 from kernelne.partitioned.buckets import READ_WALKS, release_futures
 from kernelne.partitioned.part_files import (
-    allocate_parts,
     index_file,
     part_counts,
     part_file,
+    part_shapes,
+    read_windows,
     round_index,
-    round_windows,
     write_parts,
 )
 from kernelne.partitioned.plan import graph_digest
@@ -323,15 +323,8 @@ def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> 
     ranges of whole chunks (fewer if the round has fewer chunks)."""
     r, (lo, hi), (walk_file, mask_file) = job
     hidden = partial_path(walk_file, token), partial_path(mask_file, token)
-    for path, dtype, shape in ((hidden[0], np.int32, (hi - lo, spec["walk_length"])),
-                               (hidden[1], np.uint64, (hi - lo,))):
-        try:
-            allocated = allocated_memmap(path, dtype, shape)
-        except OSError as exc:  # a full disk: no file left half-made
-            for made in hidden:
-                made.unlink(missing_ok=True)
-            raise InputError(f"cannot write {path}: {write_failure(exc)}") from None
-        del allocated
+    _allocate(list(hidden), [np.int32, np.uint64],
+              [(hi - lo, spec["walk_length"]), (hi - lo,)])
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)
     cuts = sorted({lo + min(hi - lo, k * n_chunks // slots * chunk) for k in range(slots + 1)})
@@ -349,7 +342,7 @@ def _file_on_workers(client, gather: Callable, files: tuple[Path, Path], token: 
     (:func:`write_parts`); then the part files are renamed into place and the index saved."""
     walk_file = files[0]
     hidden = [partial_path(path, token) for path in files]
-    windows = round_windows(n_rows, READ_WALKS)
+    windows = read_windows(n_rows, READ_WALKS)
     cuts = sorted({k * len(windows) // slots for k in range(slots + 1)})
     ranges = [(a, b) for a, b in pairwise(cuts) if b > a]
     counts = _gathered(client, gather, [
@@ -358,13 +351,7 @@ def _file_on_workers(client, gather: Callable, files: tuple[Path, Path], token: 
         for a, b in ranges])
     index = round_index(np.concatenate(counts, axis=1))
     parts_hidden = [partial_path(part_file(walk_file, c), token) for c in range(parts)]
-    try:
-        allocate_parts(parts_hidden, index, length)
-    except OSError as exc:  # a full disk: no file left half-made
-        for path in parts_hidden:
-            path.unlink(missing_ok=True)
-        raise InputError(f"cannot write the part files of {walk_file}: "
-                         f"{write_failure(exc)}") from None
+    _allocate(parts_hidden, [np.int32] * parts, part_shapes(index, length))
     _gathered(client, gather, [
         client.submit(write_parts, hidden[0], hidden[1], parts_hidden, index, a, b,
                       READ_WALKS, pure=False,
@@ -373,6 +360,19 @@ def _file_on_workers(client, gather: Callable, files: tuple[Path, Path], token: 
     for c, path in enumerate(parts_hidden):
         os.replace(path, part_file(walk_file, c))
     save_array(index_file(walk_file), index)
+
+
+def _allocate(paths: list[Path], dtypes: list, shapes: list[tuple[int, ...]]) -> None:
+    """Allocate the ``.npy`` files at ``paths`` (hidden names) to their shapes; on a full disk
+    none is left half-made and an :class:`InputError` names the file."""
+    for path, dtype, shape in zip(paths, dtypes, shapes, strict=True):
+        try:
+            allocated = allocated_memmap(path, dtype, shape)
+        except OSError as exc:
+            for made in paths:
+                made.unlink(missing_ok=True)
+            raise InputError(f"cannot write {path}: {write_failure(exc)}") from None
+        del allocated
 
 
 def _gathered(client, gather: Callable, futures: list) -> list:
