@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from kernelne.engine.walks import WalkCorpus, random_walks
+from kernelne.engine.walks import (
+    WalkCorpus,
+    cumulative_weight_windows,
+    cumulative_weights,
+    random_walks,
+)
 from kernelne.graphs.graph import Graph, from_networkx
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -230,3 +235,15 @@ def test_no_seed_gives_fresh_walks(medium_graph):
     a = random_walks(medium_graph, walks_per_node=2, walk_length=10)
     b = random_walks(medium_graph, walks_per_node=2, walk_length=10)
     assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("max_edges", [1, 7, 10_000])
+def test_cumulative_weights_by_windows_are_the_whole_ones_bit_for_bit(max_edges):
+    """The windows carry the running sum (a float64 of every weight before them): their
+    values are the whole pass's, not each row's own sums, whatever the windows."""
+    rng = np.random.default_rng(max_edges)
+    g = Graph.from_edges(rng.integers(0, 300, 3000), rng.integers(0, 300, 3000),
+                         weights=rng.uniform(0.1, 3.0, 3000).astype(np.float32), n_nodes=310)
+    windows = list(cumulative_weight_windows(g, max_edges))
+    assert (len(windows) == 1) == (max_edges >= len(g.indices))
+    assert np.concatenate(windows).tobytes() == cumulative_weights(g).tobytes()

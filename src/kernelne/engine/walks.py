@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from kernelne.engine.sampling import rand_below, rand_float, seed_to_uint64, stream_state
+from kernelne.graphs.csr import row_windows
 from kernelne.graphs.graph import Graph
 from kernelne.parallel import numba_threads
 
@@ -106,27 +107,38 @@ def count_visits(walks: np.ndarray, counts: np.ndarray) -> None:
             counts[w] += 1
 
 
-def cumulative_weights(graph: Graph, out: np.ndarray | None = None) -> np.ndarray:
+def cumulative_weights(graph: Graph) -> np.ndarray:
     """Per-row cumulative edge weights (float64; empty for an unweighted graph): entry ``e``
     of row ``v`` is ``S_{e+1} - S_{indptr[v]}``, ``S_k = w_0 + ... + w_{k-1}`` the running
-    sum over all the edges in float64, in one pass with no temporary (into ``out``, of the
-    edges' length, if given: a file's map)."""
+    sum over all the edges in float64, in one pass with no temporary."""
     if graph.weights is None:
         return np.empty(0, dtype=np.float64)
-    if out is None:
-        out = np.empty(len(graph.weights), dtype=np.float64)
-    _row_cumulative(graph.indptr, graph.weights, out)
+    out = np.empty(len(graph.weights), dtype=np.float64)
+    _row_cumulative(graph.indptr, np.asarray(graph.weights), out, 0.0)
     return out
 
 
-@njit(cache=True)
-def _row_cumulative(indptr, weights, out):
+def cumulative_weight_windows(graph: Graph, max_edges: int) -> Iterator[np.ndarray]:
+    """:func:`cumulative_weights` a window of rows at a time (at most ``max_edges`` edges,
+    or one row): the same values in the same order, the running sum carried from window to
+    window, each window's weights read where they lie (a graph file's edges, never whole)."""
     running = 0.0
+    for lo, hi in row_windows(graph.indptr, max_edges):
+        a, b = int(graph.indptr[lo]), int(graph.indptr[hi])
+        out = np.empty(b - a, dtype=np.float64)
+        running = _row_cumulative(np.asarray(graph.indptr[lo:hi + 1]) - a,
+                                  graph.weights[a:b], out, running)
+        yield out
+
+
+@njit(cache=True)
+def _row_cumulative(indptr, weights, out, running):
     for v in range(len(indptr) - 1):
         start = running
         for e in range(indptr[v], indptr[v + 1]):
             running += np.float64(weights[e])
             out[e] = running - start
+    return running
 
 
 def round_permutation(n_nodes: int, seed: np.uint64, r: int) -> np.ndarray:
@@ -288,8 +300,8 @@ class WalkCorpus:
             starts = self.starts[starts]
         if out is None:
             out = np.empty((len(starts), self.walk_length), dtype=np.int32)
-        _walk_chunk(
-            g.indptr, g.indices, self._cumw, starts, first, self.walk_length,
+        _walk_chunk(  # edges left in a graph file (FileVector) are mapped here
+            g.indptr, np.asarray(g.indices), self._cumw, starts, first, self.walk_length,
             1.0 / self.p, 1.0 / self.q, self.seed, out,
         )
         return out

@@ -4,6 +4,7 @@ file or another library's graph are in :mod:`kernelne.graphs.graph`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,18 @@ WEIGHT_MIN = float(np.finfo(np.float32).tiny)
 WEIGHT_MAX = float(np.finfo(np.float32).max)
 WEIGHT_RANGE = f"{WEIGHT_MIN:.3g} .. {WEIGHT_MAX:.4g}"
 COUNT_BLOCK = 1 << 22  # neighbour ids counted at a time (in_degrees)
+
+
+def row_windows(indptr: np.ndarray, max_edges: int) -> Iterator[tuple[int, int]]:
+    """Consecutive windows of rows ``[lo, hi)`` of a CSR, each with at most ``max_edges``
+    edges (or one row, if that row alone has more), covering every row in order: the way
+    edges too many for one temporary are walked through."""
+    n, lo = len(indptr) - 1, 0
+    while lo < n:
+        hi = max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + max_edges, "right")) - 1)
+        hi = min(hi, n)
+        yield lo, hi
+        lo = hi
 
 
 def weights_out_of_float32(weights: np.ndarray) -> np.ndarray:
@@ -141,7 +154,7 @@ class Graph:
     def edges(self) -> np.ndarray:
         """Edges as an ``(m, 2)`` array of dense ids; undirected edges once, with ``u < v``."""
         src = np.repeat(np.arange(self.n_nodes, dtype=np.int64), self.degrees)
-        dst = self.indices.astype(np.int64)
+        dst = np.asarray(self.indices, dtype=np.int64)
         if not self.directed:
             keep = src < dst
             src, dst = src[keep], dst[keep]

@@ -390,7 +390,7 @@ def check_readable(path: Path) -> None:
 def _npz_graph(path: Path, directed: bool, unweighted: bool, mapped: bool = False) -> Graph:
     """The graph of a ``.npz`` file, which records its direction and weights: ``directed`` on
     an undirected one and ``unweighted`` on a weighted one are refused rather than ignored
-    (``mapped``: its CSR memory-mapped, :func:`kernelne.graphs.npz.read_graph_arrays`)."""
+    (``mapped``: its CSR left in the file, :func:`kernelne.graphs.npz.read_graph_arrays`)."""
     graph = Graph(**read_graph_arrays(path, mapped))
     if directed and not graph.directed:
         raise InputError("--directed: this .npz graph records an undirected graph; to read the "
@@ -466,9 +466,11 @@ def load_graph(source: Any, directed: bool = False, mat_key: str = "network",
     unweighted : bool, default False
         Ignore the edge weights (refused on a graph ``.npz`` that records weights).
     mapped : bool, default False
-        Memory-map a graph ``.npz``'s CSR arrays read-only instead of reading them (a
-        partitioned fit's: the process then holds no copy of the edges); other sources are
-        read as usual.
+        Leave a graph ``.npz``'s CSR arrays in the file instead of reading them (a
+        partitioned fit's): ``indptr`` memory-mapped read-only, the edges ``indices`` and
+        ``weights`` as :class:`~kernelne.graphs.file_vector.FileVector` s read a window at a
+        time where they are used (``np.asarray`` maps them), so that the process holds no
+        copy and no map of the edges; other sources are read as usual.
 
     Returns
     -------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelne.graphs.csr import Graph
+from kernelne.graphs.csr import Graph, row_windows
 
 #: edges summed per step (bounded temporaries on large graphs)
 CHUNK_EDGES = 1 << 22
@@ -70,13 +70,9 @@ def neighbour_hashes(graph: Graph) -> np.ndarray:
     ids = id_hashes(graph.nodes)
     indptr = np.asarray(graph.indptr, dtype=np.int64)
     out = np.zeros(graph.n_nodes, dtype=np.uint64)
-    lo = 0
-    while lo < graph.n_nodes:  # nodes [lo, hi) with at most CHUNK_EDGES edges (or one node)
-        hi = max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + CHUNK_EDGES, "right")) - 1)
-        hi = min(hi, graph.n_nodes)
+    for lo, hi in row_windows(indptr, CHUNK_EDGES):
         start, stop = indptr[lo], indptr[hi]
         sums = np.zeros(stop - start + 1, dtype=np.uint64)
         np.cumsum(ids[graph.indices[start:stop]], out=sums[1:])
         out[lo:hi] = sums[indptr[lo + 1:hi + 1] - start] - sums[indptr[lo:hi] - start]
-        lo = hi
     return out

@@ -4,10 +4,12 @@ Keys: ``format`` ("kernelne-graph"), ``version`` (1), ``indptr`` (int64), ``indi
 ``weights`` (float32, absent when unweighted), ``nodes`` (int64, or unicode strings),
 ``directed``, ``self_loops_dropped``, ``duplicates_dropped``. Loading is a few array reads
 (no parsing), checked so that a corrupt or foreign file is an :class:`InputError`. With
-``mapped=True`` (:func:`read_graph_arrays`; a partitioned fit's) the CSR arrays are
-memory-mapped read-only from the file instead of read (``np.savez`` stores them
-uncompressed): the process holds pages of the file's cache, which the system can drop, not a
-copy of the edges.
+``mapped=True`` (:func:`read_graph_arrays`; a partitioned fit's) the CSR arrays are not read
+(``np.savez`` stores them uncompressed): ``indptr`` is memory-mapped read-only and the edges
+(``indices``, ``weights``) stay in the file as
+:class:`~kernelne.graphs.file_vector.FileVector` s, read a window at a time where they are
+used (``np.asarray`` maps them): a partitioned fit's driver holds no copy and no map of the
+edges.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from kernelne.errors import InputError
+from kernelne.graphs.file_vector import FileVector
 from kernelne.outputs import atomic_path
 
 FORMAT, VERSION = "kernelne-graph", 1
@@ -93,9 +96,11 @@ def member_headers(z: Any, keys: Any, path: str | Path) -> dict[str, tuple[tuple
     return headers
 
 
-def mapped_member(path: Path, archive: zipfile.ZipFile, key: str) -> np.ndarray | None:
-    """The array ``key`` of the ``.npz`` at ``path`` memory-mapped read-only where the archive
-    stores it uncompressed (as ``np.savez`` does), else None (read it instead)."""
+def member_location(path: Path, archive: zipfile.ZipFile, key: str,
+                    ) -> tuple[int, int, np.dtype] | None:
+    """Where the 1-D array ``key`` of the ``.npz`` at ``path`` lies in the file, as
+    ``(byte offset, length, dtype)``, where the archive stores it uncompressed (as ``np.savez``
+    does), else None (read it instead)."""
     info = archive.getinfo(key + ".npy")
     if info.compress_type != zipfile.ZIP_STORED:
         return None
@@ -116,9 +121,30 @@ def mapped_member(path: Path, archive: zipfile.ZipFile, key: str) -> np.ndarray 
         return None
     if offset + shape[0] * dtype.itemsize > start + info.file_size:
         raise InputError(f"corrupt graph file (its array {key} is cut short)", path)
-    if shape[0] == 0:
+    return offset, int(shape[0]), dtype
+
+
+def mapped_member(path: Path, archive: zipfile.ZipFile, key: str) -> np.ndarray | None:
+    """The array ``key`` of the ``.npz`` at ``path`` memory-mapped read-only where the archive
+    stores it uncompressed (:func:`member_location`), else None (read it instead)."""
+    where = member_location(path, archive, key)
+    if where is None:
+        return None
+    offset, length, dtype = where
+    if length == 0:
         return np.empty(0, dtype=dtype)
-    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(length,))
+
+
+def file_member(path: Path, archive: zipfile.ZipFile, key: str) -> FileVector | None:
+    """The array ``key`` of the ``.npz`` at ``path`` left in the file
+    (:class:`~kernelne.graphs.file_vector.FileVector`) where the archive stores it
+    uncompressed, else None (read it instead)."""
+    where = member_location(path, archive, key)
+    if where is None:
+        return None
+    offset, length, dtype = where
+    return FileVector(path, dtype, offset, length)
 
 
 def save_graph(graph: Any, path: str | Path) -> None:
@@ -145,9 +171,10 @@ def save_graph(graph: Any, path: str | Path) -> None:
 def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
     """Read a graph written by :func:`save_graph`: the keyword arguments of
     :class:`~kernelne.graphs.graph.Graph` (which :func:`kernelne.graphs.graph.load_graph` builds
-    from them). ``mapped``: ``indptr``, ``indices`` and ``weights`` memory-mapped read-only
-    (:func:`mapped_member`) where they are stored uncompressed in their own dtypes, and checked
-    a block at a time, with no temporary of the edges' size."""
+    from them). ``mapped``: where they are stored uncompressed, ``indptr`` memory-mapped
+    read-only (:func:`mapped_member`) and ``indices``, ``weights`` left in the file
+    (:func:`file_member`), all checked a block at a time, with no temporary of the edges'
+    size."""
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):  # numpy would talk about pickles
         raise InputError("not a readable graph file (not an .npz archive; convert a graph "
@@ -165,7 +192,8 @@ def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
             if int(z["version"]) != VERSION:
                 raise InputError(f"graph file version {int(z['version'])} is not supported "
                                  f"(this kernelne reads version {VERSION})", path)
-            csr = {key: (mapped_member(path, z.zip, key) if mapped else None)
+            csr = {key: (None if not mapped else mapped_member(path, z.zip, key)
+                         if key == "indptr" else file_member(path, z.zip, key))
                    for key in ("indptr", "indices", "weights") if key in headers}
             indptr, indices = (z[key] if csr[key] is None else csr[key]
                                for key in ("indptr", "indices"))
@@ -190,15 +218,14 @@ def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
         if indptr.size and (indptr.min() < 0 or indptr.max() > np.iinfo(np.int64).max):
             raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
         indptr = indptr.astype(np.int64)
-    if indices.dtype != np.int32:
-        if indices.size and (indices.min() < 0 or indices.max() >= len(indptr) - 1):
-            raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
-        indices = indices.astype(np.int32)
     n = len(indptr) - 1
+    if indices.dtype != np.int32:
+        if not _ids_below(indices, n):
+            raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
+        indices = np.asarray(indices).astype(np.int32)
     ok = (n >= 0 and indptr.ndim == indices.ndim == 1 and len(nodes) == n and indptr[0] == 0
           and indptr[-1] == len(indices) and np.all(np.diff(indptr) >= 0)
-          and (len(indices) == 0 or (indices.min() >= 0 and indices.max() < n))
-          and (weights is None or len(weights) == len(indices)))
+          and _ids_below(indices, n) and (weights is None or len(weights) == len(indices)))
     if not ok:
         raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
     if weights is not None and not (weights.dtype == np.float32 and _normal_weights(weights)):
@@ -212,7 +239,17 @@ def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
                 directed=directed, self_loops_dropped=loops, duplicates_dropped=dups)
 
 
-CHECK_BLOCK = 1 << 22  # weights checked at a time (a mapped file is never copied whole)
+CHECK_BLOCK = 1 << 20  # values checked at a time (edges left in the file are never read whole)
+
+
+def _ids_below(indices, n: int) -> bool:
+    """Whether every neighbour id is in ``0..n-1``, checked :data:`CHECK_BLOCK` values at a
+    time."""
+    for lo in range(0, len(indices), CHECK_BLOCK):
+        block = indices[lo:lo + CHECK_BLOCK]
+        if block.min() < 0 or block.max() >= n:
+            return False
+    return True
 
 
 def _normal_weights(weights: np.ndarray) -> bool:

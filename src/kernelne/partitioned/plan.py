@@ -17,7 +17,7 @@ from kernelne.partitioned.locks import PLAN_VERSION
 from kernelne.partitioned.part_files import index_file, part_file
 from kernelne.partitioned.store import Location, load_npy, load_npz, npy_header, read_bytes, size
 
-DIGEST_CHUNK = 1 << 22  # values hashed at a time by :func:`graph_digest`
+DIGEST_CHUNK = 1 << 20  # values hashed at a time by :func:`graph_digest`
 
 
 def graph_digest(graph) -> str:

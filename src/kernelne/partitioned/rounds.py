@@ -37,7 +37,7 @@ from kernelne.engine.walks import (
     WalkCorpus,
     _walk_chunk,
     count_visits,
-    cumulative_weights,
+    cumulative_weight_windows,
     walk_starts,
 )
 from kernelne.errors import InputError, write_failure
@@ -58,6 +58,7 @@ from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
+WRITE_EDGES = 1 << 20  # edges copied and summed at a time by :func:`write_graph`
 TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
 _local = threading.local()  # a worker thread's last round permutation
 
@@ -178,27 +179,34 @@ def _recount(path: Path, counts: np.ndarray, rows: int = 1 << 16) -> bool:
 
 def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
     """Write the arrays :func:`walk_task` reads (``indptr``, ``indices``, the cumulative
-    weights) to ``folder/walks/graph`` unless they are there, and return that folder."""
+    weights) to ``folder/walks/graph`` unless they are there, and return that folder. The
+    edges are copied and summed :data:`WRITE_EDGES` at a time (a graph file's edges are read
+    where they lie, :class:`~kernelne.graphs.file_vector.FileVector`): no copy and no map of
+    the edges' size in the driver."""
     where = folder / "walks" / GRAPH
     where.mkdir(exist_ok=True)
-    g = corpus.graph
-    for name, array in (("indptr", g.indptr), ("indices", g.indices)):
+    g, m = corpus.graph, len(corpus.graph.indices)
+    arrays = (("indptr", np.int64, len(g.indptr), iter([g.indptr])),
+              ("indices", np.int32, m,
+               (g.indices[lo:lo + WRITE_EDGES] for lo in range(0, m, WRITE_EDGES))),
+              ("cumw", np.float64, 0 if g.weights is None else m,
+               iter([]) if g.weights is None else cumulative_weight_windows(g, WRITE_EDGES)))
+    for name, dtype, length, windows in arrays:
         path = where / f"{name}.npy"
         if not path.exists():
-            with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-                np.save(fh, np.ascontiguousarray(array))
-    path = where / "cumw.npy"
-    if not path.exists():  # made into the file: no copy of the edges' size in the driver
-        with atomic_path(path) as tmp:
-            if g.weights is None or not len(g.weights):
-                with open(tmp, "wb") as fh:
-                    np.save(fh, np.empty(0, dtype=np.float64))
-            else:
-                out = allocated_memmap(tmp, np.float64, (len(g.weights),))
-                cumulative_weights(g, out=out)
-                out.flush()
-                del out
+            _write_npy(path, dtype, length, windows)
     return where
+
+
+def _write_npy(path: Path, dtype, length: int, windows) -> None:
+    """An ``.npy`` file of ``length`` values of ``dtype``, written atomically from the arrays
+    ``windows`` yields in order."""
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+              "shape": (length,)}
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        for window in windows:
+            fh.write(np.ascontiguousarray(window, dtype=dtype).data)
 
 
 def _round_permutations(seed: int, n: int) -> dict:
