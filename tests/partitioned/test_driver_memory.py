@@ -139,3 +139,20 @@ def test_a_partitioned_fit_leaves_a_graph_npz_in_its_file_and_a_plain_one_reads_
         api = KernelNE(partitions=parts)._fit_graph(str(path))
         for graph in (cli, api):
             assert isinstance(graph.indices, FileVector) is mapped
+
+
+@pytest.mark.filterwarnings("ignore::kernelne.engine.diagnostics.DegenerateEmbeddingWarning")
+@pytest.mark.parametrize("directed", [False, True])
+def test_a_graph_file_left_on_disk_fits_and_propagates_as_the_graph_in_memory(tmp_path,
+                                                                             directed):
+    """Every stage that needs the edges whole (the walks, the propagation's filter) maps
+    them; the rest reads windows: the rows are those of the graph read whole."""
+    rng = np.random.default_rng(4)
+    path = tmp_path / "g.npz"
+    g = Graph.from_edges(rng.integers(0, 400, 4000), rng.integers(0, 400, 4000),
+                         weights=None if directed else rng.uniform(0.5, 2.0, 4000),
+                         directed=directed)
+    save_graph(g, path)
+    settings = dict(SETTINGS, walks_per_node=2, propagate=True, workers=1)
+    from_file = KernelNE(**settings).fit(str(path))
+    assert np.array_equal(from_file.embedding_, KernelNE(**settings).fit(g).embedding_)

@@ -155,7 +155,7 @@ def mean_degree(adjacency: sp.spmatrix | Any) -> float:
     if not sp.issparse(adjacency):
         if adjacency.directed:
             return mean_degree(adjacency.adjacency())
-        counts = _neighbours_but_self(adjacency.indptr, adjacency.indices)
+        counts = _neighbours_but_self(*adjacency.csr_arrays()[:2])
     else:
         counts = np.diff(with_self_loops(adjacency).indptr) - 1  # less each row's own loop
     linked = int((counts > 0).sum())
@@ -332,8 +332,7 @@ class _SelfLooped:
         if _from_own_csr(adjacency):
             from kernelne.engine.propagation_kernels import self_looped
 
-            indptr, indices, weights = self_looped(adjacency.indptr, adjacency.indices,
-                                                   adjacency.weights)
+            indptr, indices, weights = self_looped(*adjacency.csr_arrays())
             return cls(indptr, indices, weights,  # scipy's row sums: the same float32
                        np.add.reduceat(weights, indptr[:-1]))
         if not sp.issparse(adjacency):  # a directed graph

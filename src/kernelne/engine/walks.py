@@ -113,8 +113,9 @@ def cumulative_weights(graph: Graph) -> np.ndarray:
     sum over all the edges in float64, in one pass with no temporary."""
     if graph.weights is None:
         return np.empty(0, dtype=np.float64)
-    out = np.empty(len(graph.weights), dtype=np.float64)
-    _row_cumulative(graph.indptr, np.asarray(graph.weights), out, 0.0)
+    indptr, _, weights = graph.csr_arrays()
+    out = np.empty(len(weights), dtype=np.float64)
+    _row_cumulative(indptr, weights, out, 0.0)
     return out
 
 
@@ -300,8 +301,9 @@ class WalkCorpus:
             starts = self.starts[starts]
         if out is None:
             out = np.empty((len(starts), self.walk_length), dtype=np.int32)
-        _walk_chunk(  # edges left in a graph file (FileVector) are mapped here
-            g.indptr, np.asarray(g.indices), self._cumw, starts, first, self.walk_length,
+        indptr, indices, _ = g.csr_arrays()
+        _walk_chunk(
+            indptr, indices, self._cumw, starts, first, self.walk_length,
             1.0 / self.p, 1.0 / self.q, self.seed, out,
         )
         return out

@@ -109,6 +109,13 @@ class Graph:
         """Whether the graph has edge weights (``weights`` is not None)."""
         return self.weights is not None
 
+    def csr_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(indptr, indices, weights)`` as arrays, for code that needs them whole (a numba
+        loop): edges left in a graph file
+        (:class:`~kernelne.graphs.file_vector.FileVector`) are memory-mapped read-only."""
+        weights = None if self.weights is None else np.asarray(self.weights)
+        return np.asarray(self.indptr), np.asarray(self.indices), weights
+
     def in_degrees(self) -> np.ndarray:
         """Number of in-edges of each node (the degrees, when undirected)."""
         if not self.directed:
