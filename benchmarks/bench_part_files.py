@@ -7,12 +7,13 @@ Makes one round of walks of the graph (``--walks`` per node of 10 nodes, seed 0)
 folder (``--folder``, a new temporary one by default, removed after). For each P: the walks'
 part masks; the round filed by part (seconds, and the part files' bytes over the round's);
 then, for ``--buckets`` buckets ``(c, (c + 1) mod P)``, the windows the bucket trains read
-both ways (:func:`kernelne.partitioned.buckets.bucket_windows` and the masks' selection, as
-:func:`~kernelne.partitioned.buckets.bucket_task` does; checked to pass on the same walks
-with the same ids), timed as the median of ``--repeats`` reads, with the bytes read and the
-ratio. The files are read from the page cache after the first read: a store or a cold disk
-makes the bytes cost more. A step of P buckets reads P times a bucket's bytes. Prints one
-JSON line per P and the process' peak memory (``--out`` appends them to a file).
+both ways (:func:`kernelne.partitioned.buckets.bucket_walks`: the windows read and the
+bucket's walks selected, as :func:`~kernelne.partitioned.buckets.bucket_task` does; checked
+to pass on the same walks with the same ids), timed as the median of ``--repeats`` reads,
+with the bytes read and the ratio. The files are read from the page cache after the first
+read: a store or a cold disk makes the bytes cost more. A step of P buckets reads P times a
+bucket's bytes. Prints one JSON line per P and the process' peak memory (``--out`` appends
+them to a file).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import kernelne
 from kernelne.engine.walks import WalkCorpus
 from kernelne.graphs.graph import load_graph
 from kernelne.outputs import allocated_memmap
-from kernelne.partitioned.buckets import READ_WALKS, bucket_windows, walks_of_bucket
+from kernelne.partitioned.buckets import READ_WALKS, bucket_walks
 from kernelne.partitioned.part_files import (
     file_round,
     filed_share,
@@ -68,15 +69,21 @@ def write_masks(walk_file: Path, parts: int) -> Path:
     return path
 
 
-def read_bucket(walk_file: Path, i: int, j: int, filed: bool) -> tuple[int, int, np.ndarray]:
-    """A bucket's reading of its round: the walks it passes on and a digest of their ids."""
-    walks_kept, total = 0, np.zeros(2, np.int64)
-    for ids, masks, walks in bucket_windows(walk_file, i, filed):
-        rows = walks_of_bucket(masks, i, j)
-        chosen = walks[rows]
-        walks_kept += len(chosen)
-        total += (int(ids[rows].sum()), int(chosen.astype(np.int64).sum()))
-    return walks_kept, total
+def read_bucket(walk_file: Path, i: int, j: int, filed: bool) -> tuple[int, np.ndarray]:
+    """A bucket's reading of its round: the walks it passes on, and sums of their ids and
+    nodes (to check both ways against each other, outside the time)."""
+    read = list(bucket_walks(walk_file, i, j, 0, filed))
+    total = np.array([sum(int(ids.sum()) for ids, _ in read),
+                      sum(int(walks.sum(dtype=np.int64)) for _, walks in read)])
+    return sum(len(ids) for ids, _ in read), total
+
+
+def timed_read(walk_file: Path, i: int, j: int, filed: bool) -> float:
+    """Seconds of a bucket's reading of its round (its windows read and selected)."""
+    t = time.perf_counter()
+    for _ in bucket_walks(walk_file, i, j, 0, filed):
+        pass
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -119,12 +126,9 @@ def measure(walk_file: Path, parts: int, n_buckets: int, repeats: int) -> dict:
         j = (c + 1) % parts
         got = {}
         for filed in (False, True):
-            times = []
-            for _ in range(repeats + 1):  # the first read fills the page cache: left out
-                t = time.perf_counter()
-                got[filed] = read_bucket(walk_file, c, j, filed)
-                times.append(time.perf_counter() - t)
-            seconds[filed].append(statistics.median(times[1:]))
+            got[filed] = read_bucket(walk_file, c, j, filed)  # fills the page cache
+            times = [timed_read(walk_file, c, j, filed) for _ in range(repeats)]
+            seconds[filed].append(statistics.median(times))
         assert got[True][0] == got[False][0] and (got[True][1] == got[False][1]).all()
     whole, filed = statistics.median(seconds[False]), statistics.median(seconds[True])
     row = {

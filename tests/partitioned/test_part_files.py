@@ -12,6 +12,7 @@ import kernelne.partitioned.driver as partitioned
 from kernelne import Graph, KernelNE
 from kernelne.errors import InputError
 from kernelne.graphs.generators import planted_partition_sbm
+from kernelne.partitioned.buckets import bucket_walks
 from kernelne.partitioned.part_files import (
     file_round,
     filed_share,
@@ -61,10 +62,19 @@ def test_a_part_file_holds_exactly_the_walks_that_visit_the_part(tmp_path, parts
         np.testing.assert_array_equal(index[c], np.searchsorted(visits, np.arange(0, 1025, 128)
                                                                 .clip(max=1000)))
         read = list(filed_windows(walk_file, c))
-        assert all(len(np.unique(ids // 128)) == 1 for ids, _, _ in read)  # one window each
-        np.testing.assert_array_equal(np.concatenate([ids for ids, _, _ in read]), visits)
-        np.testing.assert_array_equal(np.concatenate([w for _, _, w in read]), walks[visits])
-        np.testing.assert_array_equal(np.concatenate([m for _, m, _ in read]), masks[visits])
+        assert all(len(np.unique(block[:, 0] // 128)) == 1 for block in read)  # a window each
+        np.testing.assert_array_equal(np.concatenate(read), stored)
+        for j in range(parts):  # a bucket's walks of the part's file: the round's selection
+            filed = [np.concatenate(x) for x in zip(*bucket_walks(walk_file, c, j, 1000, True),
+                                                     strict=True)]
+            whole = [np.concatenate(x) for x in zip(*bucket_walks(walk_file, c, j, 1000, False),
+                                                     strict=True)]
+            bits = np.uint64((1 << c % 64) | (1 << j % 64))
+            rows = np.flatnonzero((masks & bits) == bits)
+            # above 64 parts the round's masks also pass walks of parts sharing c's bit
+            for got, kept in ((whole, rows), (filed, np.intersect1d(rows, visits))):
+                np.testing.assert_array_equal(got[0], 1000 + kept)
+                np.testing.assert_array_equal(got[1], walks[kept])
 
 
 def test_the_share_read_is_the_bytes_a_bucket_reads_from_its_part(tmp_path):

@@ -112,10 +112,11 @@ def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
     kernel = kernel_arrays([Kernel("gauss", 1.4)])
     counts = np.bincount(walks[walks >= 0], minlength=n) + 1.0
     for i, j in ((0, 3), (2, 2)):
-        rows = walks_of_bucket(masks, i, j)
+        rows, chosen = walks_of_bucket(masks, walks, 0, i, j)
         assert 0 < len(rows) < len(walks)  # some walks miss part i or j (5 parts, length 10)
-        for w in rows:
-            assert {i, j} <= set((walks[w][walks[w] >= 0] % parts).tolist())
+        assert np.array_equal(chosen, walks[rows]) and chosen.flags.c_contiguous
+        for w in range(len(walks)):  # exactly the walks visiting both parts
+            assert ({i, j} <= set((walks[w][walks[w] >= 0] % parts).tolist())) == (w in rows)
         noise = Noise(*alias_table(counts[j::parts] ** 0.75))
         rng = np.random.default_rng(i)
         A = rng.uniform(-0.1, 0.1, (part_size(n, parts, i), d)).astype(np.float32)
@@ -126,9 +127,8 @@ def test_a_bucket_reads_only_the_walks_its_masks_select_and_trains_the_same():
             for lo, hi in read_windows(len(walks), 30):  # the chunks a bucket task reads
                 every += train_bucket(walks[lo:hi], np.arange(lo, hi), A, B, i, j, parts,
                                       kernel, noise, settings)
-                chunk = lo + walks_of_bucket(masks[lo:hi], i, j)
-                chosen += train_bucket(walks[chunk], chunk, A2, B2, i, j, parts, kernel, noise,
-                                       settings)
+                ids, kept = walks_of_bucket(masks[lo:hi], walks[lo:hi], lo, i, j)
+                chosen += train_bucket(kept, ids, A2, B2, i, j, parts, kernel, noise, settings)
         assert chosen == every > 0
         assert np.array_equal(A, A2) and np.array_equal(B, B2)
 
@@ -201,9 +201,9 @@ def test_read_windows_cover_the_rows_in_chunks_of_the_same_size():
 def test_part_masks_above_64_parts_keep_every_walk_with_pairs():
     walks = np.array([[0, 64, 1, -1], [130, 5, 7, 9]], dtype=np.int32)
     masks = part_masks(walks, 128)
-    assert walks_of_bucket(masks, 0, 64).tolist() == [0]  # bits 0 and 0: part 64 shares bit 0
-    assert walks_of_bucket(masks, 2, 9).tolist() == [1]
-    assert walks_of_bucket(masks, 3, 9).tolist() == []
+    assert walks_of_bucket(masks, walks, 7, 0, 64)[0].tolist() == [7]  # part 64 shares bit 0
+    assert walks_of_bucket(masks, walks, 7, 2, 9)[0].tolist() == [8]
+    assert walks_of_bucket(masks, walks, 7, 3, 9)[0].tolist() == []
 
 
 def test_a_bucket_writes_only_its_blocks_rows_of_trained_nodes():

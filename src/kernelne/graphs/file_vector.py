@@ -57,6 +57,10 @@ class FileVector:
     def __len__(self) -> int:
         return self.length
 
+    def __repr__(self) -> str:
+        return (f"FileVector({self.filename!r}, {self.dtype}, offset={self.offset}, "
+                f"length={self.length})")
+
     @property
     def shape(self) -> tuple[int]:
         return (self.length,)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numba
@@ -37,7 +38,7 @@ from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
-from kernelne.partitioned.part_files import filed_windows, read_windows
+from kernelne.partitioned.part_files import HEAD, filed_windows, read_windows
 from kernelne.partitioned.store import load_npz, location, npy_header
 
 READ_WALKS = 1 << 16  # walks read from a round's file at a time (a chunk)
@@ -51,11 +52,62 @@ def bucket_order(parts: int) -> list[list[tuple[int, int]]]:
     return [[(i, (i + s) % parts) for i in range(parts)] for s in range(parts)]
 
 
-def walks_of_bucket(masks: np.ndarray, i: int, j: int) -> np.ndarray:
-    """The rows of the walks whose masks hold parts ``i`` and ``j``: the only walks that can
-    have pairs in bucket ``(i, j)``."""
-    both = (np.uint64(1) << np.uint64(i % 64)) | (np.uint64(1) << np.uint64(j % 64))
-    return np.flatnonzero((masks & both) == both)
+def bucket_bits(i: int, j: int) -> np.uint64:
+    """The mask bits of parts ``i`` and ``j`` (bit ``c mod 64`` for part ``c``): a walk whose
+    mask holds both is one that can have pairs in bucket ``(i, j)``, the only walks the bucket
+    reads."""
+    return (np.uint64(1) << np.uint64(i % 64)) | (np.uint64(1) << np.uint64(j % 64))
+
+
+def walks_of_bucket(masks: np.ndarray, walks: np.ndarray, first: int, i: int, j: int,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The walks of a window (``walks``, their ``masks``; ids ``first`` on) whose masks hold
+    parts ``i`` and ``j`` (:func:`bucket_bits`), in order, in one pass: their ids (int64) and
+    a contiguous copy of them."""
+    return _select_walks(masks, walks, np.int64(first), bucket_bits(i, j))
+
+
+@njit(cache=True)
+def _select_walks(masks, walks, first, both):
+    n = 0
+    for r in range(len(masks)):
+        if (masks[r] & both) == both:
+            n += 1
+    ids = np.empty(n, np.int64)
+    out = np.empty((n, walks.shape[1]), np.int32)
+    k = 0
+    for r in range(len(masks)):
+        if (masks[r] & both) == both:
+            ids[k] = first + r
+            out[k] = walks[r]
+            k += 1
+    return ids, out
+
+
+@njit(cache=True, inline="always")
+def _filed_mask(block, r):
+    """The mask of row ``r`` of a part file's rows (uint32: its low half, then its high)."""
+    return np.uint64(block[r, 1]) | (np.uint64(block[r, 2]) << np.uint64(32))
+
+
+@njit(cache=True)
+def _select_filed(block, head, first, both):
+    """:func:`walks_of_bucket` of a part file's rows (``block`` as uint32: row in the round,
+    the mask's low and high halves, the walk), the ids ``first`` plus each walk's row."""
+    n = 0
+    for r in range(block.shape[0]):
+        if (_filed_mask(block, r) & both) == both:
+            n += 1
+    ids = np.empty(n, np.int64)
+    out = np.empty((n, block.shape[1] - head), np.int32)
+    k = 0
+    for r in range(block.shape[0]):
+        if (_filed_mask(block, r) & both) == both:
+            ids[k] = first + np.int64(block[r, 0])
+            for c in range(head, block.shape[1]):
+                out[k, c - head] = np.int32(block[r, c])
+            k += 1
+    return ids, out
 
 
 def train_bucket(
@@ -255,12 +307,10 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
     phases = {"read blocks": time.perf_counter() - start, "read walks": 0.0}
     with numba_threads(threads):
         read = time.perf_counter()
-        for ids, masks, walks in bucket_windows(root / round_file, i, filed):
-            rows = walks_of_bucket(masks, i, j)
-            walks = walks[rows]
+        for ids, walks in bucket_walks(root / round_file, i, j, first_walk, filed):
             phases["read walks"] += time.perf_counter() - read
-            pairs += train_bucket(walks, first_walk + ids[rows].astype(np.int64), A, B, i, j,
-                                  parts, kernel, noise, settings, losses, keep, phases)
+            pairs += train_bucket(walks, ids, A, B, i, j, parts, kernel, noise, settings,
+                                  losses, keep, phases)
             read = time.perf_counter()
         phases["read walks"] += time.perf_counter() - read
     written = time.perf_counter()
@@ -272,20 +322,23 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
             "peak_mb": peak_memory_mb()}
 
 
-def bucket_windows(round_file, part: int, filed: bool):
-    """A round's read windows for a bucket of center part ``part``: ``(ids, masks, walks)``,
-    the walks' rows in the round, their masks and the walks (a bucket selects rows of each);
-    from part ``part``'s file if the round is ``filed`` (windows without its walks left out,
-    :func:`~kernelne.partitioned.part_files.filed_windows`), else every window of the round's
-    file."""
+def bucket_walks(round_file, i: int, j: int, first: int, filed: bool,
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The walks bucket ``(i, j)`` trains of a round whose first walk has id ``first``, one
+    read window at a time: ``(ids, walks)`` of :func:`walks_of_bucket`, read from part ``i``'s
+    file if the round is ``filed`` (windows without its walks left out,
+    :func:`~kernelne.partitioned.part_files.filed_windows`), else from every window of the
+    round's file and its masks."""
     if filed:
-        yield from filed_windows(round_file, part)
+        both = bucket_bits(i, j)
+        for block in filed_windows(round_file, i):
+            yield _select_filed(block.view(np.uint32), HEAD, np.int64(first), both)
         return
     masks_path = round_file.with_name(masks_file(round_file.name))
     n_rows = npy_header(masks_path)[0][0]
     for lo, hi in read_windows(n_rows, READ_WALKS):
-        yield (np.arange(lo, hi, dtype=np.int64), read_rows(masks_path, lo, hi),
-               read_rows(round_file, lo, hi))
+        yield walks_of_bucket(read_rows(masks_path, lo, hi), read_rows(round_file, lo, hi),
+                              first + lo, i, j)
 
 
 def gather_watching_workers(client, futures: list, interval: float | None = None) -> list:

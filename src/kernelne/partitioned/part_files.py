@@ -187,16 +187,13 @@ def file_round(walk_path: Location, mask_path: Location, round_file: Location, p
     save_array(index_file(round_file), index)
 
 
-def filed_windows(round_file: Location, part: int) -> Iterator[tuple[np.ndarray, np.ndarray,
-                                                                        np.ndarray]]:
+def filed_windows(round_file: Location, part: int) -> Iterator[np.ndarray]:
     """Part ``part``'s walks of a filed round (``round_file``: the round's walks), one read
-    window at a time, windows without its walks skipped: ``(rows, masks, walks)``, the walks'
-    rows in the round (int32), their masks (uint64) and the walks (int32): the rows and walks
-    are views of the window read, copied only where a bucket selects them."""
+    window at a time, windows without its walks skipped: the part file's rows of the window
+    (int32, the module's layout: each walk's row in the round, its mask's low and high
+    halves, its :data:`HEAD` on the walk's nodes)."""
     index = load_npy(index_file(round_file))[part]
     path = part_file(round_file, part)
     for a, b in zip(index[:-1], index[1:], strict=True):
         if b > a:
-            block = read_rows(path, int(a), int(b))
-            masks = np.ascontiguousarray(block[:, 1:3]).view(np.uint64).ravel()
-            yield block[:, 0], masks, block[:, HEAD:]
+            yield read_rows(path, int(a), int(b))
