@@ -1,5 +1,6 @@
 """Edge-list loading: the pyarrow fast path vs the line-by-line reader, the .npz format read
-and memory-mapped, and ``kernelne convert`` whole against block by block.
+and with its edges left in the file (a partitioned fit's: ``mapped=True``), and ``kernelne
+convert`` whole against block by block.
 
 Each measurement runs in a fresh Python process (so peak RSS is that load's own); medians of
 ``--repeats`` runs. The line reader is timed on the first ``--line-edges`` edges only (it is
@@ -84,7 +85,7 @@ def main() -> None:
     print(f"{'reader':34} {'edges':>11} {'seconds':>8} {'peak MiB':>9} {'anon MiB':>9}")
     rows = [("fast path (pyarrow), whole file", fast), ("fast path, first lines", fast_head),
             ("line by line, first lines", lines_head), (".npz (kernelne convert)", binary),
-            (".npz memory-mapped", mapped), ("convert: read whole, save", whole),
+            (".npz, edges left in the file", mapped), ("convert: read whole, save", whole),
             ("convert: block by block", stream)]
     for name, r in rows:
         print(f"{name:34} {r['edges']:>11,} {r['seconds']:>8.2f} {r['peak_mib']:>9.0f} "
