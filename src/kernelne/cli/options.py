@@ -347,7 +347,7 @@ def add_graph_input_options(parser: argparse.ArgumentParser) -> None:
 
 def read_input_graph(args: argparse.Namespace):
     """The graph of ``args.input``, read as :func:`add_graph_input_options` said (a graph
-    ``.npz`` memory-mapped for a partitioned fit, ``--partitions`` above 1)."""
+    ``.npz``'s edges left in the file for a partitioned fit, ``--partitions`` above 1)."""
     from kernelne.graphs.graph import load_graph
 
     return load_graph(args.input, directed=args.directed, mat_key=args.mat_key,

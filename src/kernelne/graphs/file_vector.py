@@ -2,10 +2,11 @@
 partitioned fit's driver sees them.
 
 :class:`FileVector` reads the values a caller asks for (a slice, an index, an array of
-indices) from the file at the moment it asks, with ``os.pread``: nothing is mapped and
-nothing is kept, so a process that only walks through the edges a window at a time (the
-graph's checks and digest, the neighbour fingerprints, the restart test's edge sample) holds
-one window, whatever the graph's size, and its address space never holds the edges. Code
+indices) from the file at the moment it asks, with ``os.pread`` on the file it opened at its
+first read (a file replaced by another since is not read): nothing is mapped and nothing is
+kept, so a process that only walks through the edges a window at a time (the graph's checks
+and digest, the neighbour fingerprints, the restart test's edge sample) holds one window,
+whatever the graph's size, and its address space never holds the edges. Code
 that needs the whole array at once (a numba loop) gets it from ``np.asarray``: a read-only
 memory map of the same bytes, made once.
 """
@@ -53,6 +54,7 @@ class FileVector:
         self.offset = int(offset)
         self.length = int(length)
         self._map: np.ndarray | None = None
+        self._file = None  # opened at the first read and kept: a file replaced later is not read
 
     def __len__(self) -> int:
         return self.length
@@ -74,7 +76,13 @@ class FileVector:
         return self.length * self.dtype.itemsize
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_map": None}  # a pickle carries the file's name, not a map
+        return {**self.__dict__, "_map": None, "_file": None}  # the file's name, not its map
+
+    def _fd(self) -> int:
+        """The file's descriptor, opened once."""
+        if self._file is None:
+            self._file = open(self.filename, "rb")
+        return self._file.fileno()
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -94,27 +102,22 @@ class FileVector:
         if at.size and (at.min() < 0 or at.max() >= self.length):
             raise IndexError(f"an index is out of bounds for length {self.length}")
         out = np.empty(at.shape, dtype=self.dtype)
-        item = self.dtype.itemsize
-        with open(self.filename, "rb") as fh:
-            fd = fh.fileno()
-            for k, pos in enumerate(at.ravel()):
-                out.flat[k] = np.frombuffer(os.pread(fd, item, self.offset + int(pos) * item),
-                                            dtype=self.dtype)[0]
+        item, fd = self.dtype.itemsize, self._fd()
+        for k, pos in enumerate(at.ravel()):
+            out.flat[k] = np.frombuffer(os.pread(fd, item, self.offset + int(pos) * item),
+                                        dtype=self.dtype)[0]
         return out
 
     def _read(self, start: int, stop: int) -> np.ndarray:
         """Values ``start..stop-1``, read from the file into a new array."""
         out = np.empty(stop - start, dtype=self.dtype)
         view, item = out.view(np.uint8), self.dtype.itemsize
-        done = 0
-        with open(self.filename, "rb") as fh:
-            fd = fh.fileno()
-            while done < len(view):
-                got = os.preadv(fd, [view[done:done + READ_BYTES]],
-                                self.offset + start * item + done)
-                if got == 0:
-                    raise OSError(f"{self.filename} is shorter than its array")
-                done += got
+        done, fd = 0, self._fd()
+        while done < len(view):
+            got = os.preadv(fd, [view[done:done + READ_BYTES]], self.offset + start * item + done)
+            if got == 0:
+                raise OSError(f"{self.filename} is shorter than its array")
+            done += got
         return out
 
     def __array__(self, dtype=None, copy=None):
