@@ -347,8 +347,12 @@ def load_embedding(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if is_npy(path):
         try:
             vectors = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise InputError(unreadable_array_file(exc, path), path) from None
+        if not isinstance(vectors, np.ndarray):  # numpy opened a zip archive
+            vectors.close()
+            raise InputError("not a .npy array file (it holds a zip archive: an .npz file is "
+                             "named .npz)", path)
         if vectors.ndim != 2:
             raise InputError(f"expected a 2-D matrix, found shape {vectors.shape}", path)
         side = nodes_sidecar(path)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kernelne.embedding_io import load_embedding
@@ -88,11 +88,20 @@ def test_embedding_reader(tmp_path_factory, text):
 
 @FUZZ
 @given(st.binary(max_size=200), st.sampled_from(["emb.npy", "graph.npz"]))
+@example(b"PK\x03\x04", "emb.npy")  # a zip's magic under a .npy name: numpy opens a zip
 def test_binary_readers(tmp_path_factory, data, name):
     path = tmp_path_factory.mktemp("b") / name
     path.write_bytes(data)
     reader = load_embedding if name.endswith(".npy") else load_graph
     _check(lambda: reader(path), path)
+
+
+def test_an_npz_archive_named_npy_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "emb.npy"
+    with open(path, "wb") as fh:
+        np.savez(fh, vectors=np.ones((3, 2)))
+    with pytest.raises(InputError, match="not a .npy array file"):
+        load_embedding(path)
 
 
 @FUZZ
