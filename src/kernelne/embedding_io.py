@@ -35,7 +35,7 @@ import numpy as np
 from kernelne.errors import InputError, quote, unreadable_array_file
 from kernelne.graphs.graph import iter_records
 from kernelne.graphs.npz import is_short_text, member_headers
-from kernelne.outputs import atomic_path, check_not_url, check_output_path
+from kernelne.outputs import atomic_path, check_not_url, check_output_path, write_npy
 
 STDOUT = "-"
 FORMAT = "kernelne-embedding"
@@ -252,15 +252,11 @@ def save_embedding(path: str | Path, vectors: np.ndarray, nodes: np.ndarray | No
 
 
 def _write_npy(path: Path, vectors: np.ndarray) -> None:
-    """``vectors`` as a float32 ``.npy`` file (the bytes of ``np.save``), written through a
-    file handle :data:`NPY_ROWS` rows at a time: a memory-mapped matrix (a partitioned fit's
-    rows) or one of another dtype is never all in memory, and a full disk is an ``OSError``."""
-    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
-              "fortran_order": False, "shape": tuple(int(x) for x in vectors.shape)}
-    with open(path, "wb") as fh:
-        np.lib.format.write_array_header_1_0(fh, header)
-        for lo in range(0, len(vectors), NPY_ROWS):
-            fh.write(np.ascontiguousarray(vectors[lo:lo + NPY_ROWS], dtype=np.float32).data)
+    """``vectors`` as a float32 ``.npy`` file (the bytes of ``np.save``), written
+    :data:`NPY_ROWS` rows at a time (:func:`kernelne.outputs.write_npy`): a memory-mapped
+    matrix (a partitioned fit's rows) or one of another dtype is never all in memory."""
+    write_npy(path, np.float32, vectors.shape,
+              (vectors[lo:lo + NPY_ROWS] for lo in range(0, len(vectors), NPY_ROWS)))
 
 
 def _write_parquet(path: Path, vectors: np.ndarray, nodes: np.ndarray) -> None:

@@ -275,3 +275,28 @@ def allocated_memmap(path: Path, dtype, shape: tuple[int, ...]) -> np.memmap:
     finally:
         os.close(fd)
     return out
+
+
+def write_npy(path: Path, dtype, shape: tuple[int, ...], windows: Iterable[np.ndarray]) -> None:
+    """A new ``.npy`` file at ``path`` of ``shape`` values of ``dtype`` (the bytes of
+    ``np.save``), its header then the arrays ``windows`` yields in order (C order, cast to
+    ``dtype``), written through a file handle: a matrix never all in memory (a map, a file's
+    edges read a window at a time), and a full disk is an ``OSError``.
+
+    Parameters
+    ----------
+    path : Path
+        The new file (a temporary name: the caller removes it on error).
+    dtype : numpy dtype
+        The array's type.
+    shape : tuple of int
+        The array's shape; the windows hold its values in order.
+    windows : iterable of ndarray
+        The values, a window at a time.
+    """
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+              "shape": tuple(int(x) for x in shape)}
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        for window in windows:
+            fh.write(np.ascontiguousarray(window, dtype=dtype).data)

@@ -38,12 +38,14 @@ def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch,
     import builtins
 
     import kernelne.embedding_io
+    import kernelne.outputs
 
     graph = tmp_path / "g.txt"
     graph.write_text(EDGES)
     out = tmp_path / name
-    monkeypatch.setattr(kernelne.embedding_io, "open",
-                        lambda *a, **k: _FullDisk(builtins.open(*a, **k)), raising=False)
+    for writer in (kernelne.embedding_io, kernelne.outputs):  # text, and .npy (write_npy)
+        monkeypatch.setattr(writer, "open",
+                            lambda *a, **k: _FullDisk(builtins.open(*a, **k)), raising=False)
     code, err = _run(["embed", graph, "-o", out, *FAST], capsys)
     assert code == 2 and err.strip().splitlines() == [
         f"kernelne: error: cannot write {out}: No space left on device"]

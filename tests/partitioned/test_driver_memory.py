@@ -123,10 +123,12 @@ def test_a_graph_left_in_its_file_is_the_graph_read_whole(tmp_path):
         with pytest.raises(IndexError):
             edges[::2]
     assert np.array_equal(kept.nodes, whole.nodes)
+    fresh = load_graph(path, mapped=True)  # read (at its load's checks), not yet mapped
     other = tmp_path / "other.npz"  # the file replaced (renamed over) after it was read
     save_graph(Graph.from_edges([0, 1], [1, 2]), other)
     os.replace(other, path)
     assert np.array_equal(kept.indices[:], whole.indices)
+    assert np.array_equal(np.asarray(fresh.weights), whole.weights)  # mapped: the same file
 
 
 def test_a_partitioned_fit_leaves_a_graph_npz_in_its_file_and_a_plain_one_reads_it(tmp_path):

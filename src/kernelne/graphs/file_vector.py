@@ -8,7 +8,7 @@ kept, so a process that only walks through the edges a window at a time (the gra
 and digest, the neighbour fingerprints, the restart test's edge sample) holds one window,
 whatever the graph's size, and its address space never holds the edges. Code
 that needs the whole array at once (a numba loop) gets it from ``np.asarray``: a read-only
-memory map of the same bytes, made once.
+memory map of the same file's bytes, made once.
 """
 
 from __future__ import annotations
@@ -78,11 +78,14 @@ class FileVector:
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_map": None, "_file": None}  # the file's name, not its map
 
-    def _fd(self) -> int:
-        """The file's descriptor, opened once."""
+    def _opened(self):
+        """The file, opened once: every read and the map are of it."""
         if self._file is None:
             self._file = open(self.filename, "rb")
-        return self._file.fileno()
+        return self._file
+
+    def _fd(self) -> int:
+        return self._opened().fileno()
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -123,7 +126,7 @@ class FileVector:
     def __array__(self, dtype=None, copy=None):
         if self._map is None:
             self._map = (np.empty(0, self.dtype) if self.length == 0 else
-                         np.memmap(self.filename, dtype=self.dtype, mode="r",
+                         np.memmap(self._opened(), dtype=self.dtype, mode="r",
                                    offset=self.offset, shape=(self.length,)))
         array = self._map
         if dtype is not None and np.dtype(dtype) != self.dtype:

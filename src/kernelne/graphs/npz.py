@@ -219,13 +219,14 @@ def read_graph_arrays(path: str | Path, mapped: bool = False) -> dict[str, Any]:
             raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
         indptr = indptr.astype(np.int64)
     n = len(indptr) - 1
+    ids_in_range = _ids_below(indices, n)  # one pass, before a cast could wrap them
     if indices.dtype != np.int32:
-        if not _ids_below(indices, n):
+        if not ids_in_range:
             raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
         indices = np.asarray(indices).astype(np.int32)
     ok = (n >= 0 and indptr.ndim == indices.ndim == 1 and len(nodes) == n and indptr[0] == 0
           and indptr[-1] == len(indices) and np.all(np.diff(indptr) >= 0)
-          and _ids_below(indices, n) and (weights is None or len(weights) == len(indices)))
+          and ids_in_range and (weights is None or len(weights) == len(indices)))
     if not ok:
         raise InputError("corrupt graph file (inconsistent CSR arrays)", path)
     if weights is not None and not (weights.dtype == np.float32 and _normal_weights(weights)):

@@ -41,7 +41,7 @@ from kernelne.engine.walks import (
     walk_starts,
 )
 from kernelne.errors import InputError, write_failure
-from kernelne.outputs import allocated_memmap, atomic_path
+from kernelne.outputs import allocated_memmap, atomic_path, write_npy
 from kernelne.parallel import numba_threads
 from kernelne.partitioned.blocks import save_array
 from kernelne.partitioned.buckets import READ_WALKS, release_futures
@@ -194,19 +194,9 @@ def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
     for name, dtype, length, windows in arrays:
         path = where / f"{name}.npy"
         if not path.exists():
-            _write_npy(path, dtype, length, windows)
+            with atomic_path(path) as tmp:
+                write_npy(tmp, dtype, (length,), windows)
     return where
-
-
-def _write_npy(path: Path, dtype, length: int, windows) -> None:
-    """An ``.npy`` file of ``length`` values of ``dtype``, written atomically from the arrays
-    ``windows`` yields in order."""
-    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-              "shape": (length,)}
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.lib.format.write_array_header_1_0(fh, header)
-        for window in windows:
-            fh.write(np.ascontiguousarray(window, dtype=dtype).data)
 
 
 def _round_permutations(seed: int, n: int) -> dict:
