@@ -277,6 +277,14 @@ def allocated_memmap(path: Path, dtype, shape: tuple[int, ...]) -> np.memmap:
     return out
 
 
+def write_npy_header(fh, dtype, shape: tuple[int, ...]) -> None:
+    """Write the header ``np.save`` writes for an array of ``shape`` values of ``dtype`` to the
+    open binary file ``fh``: its C-order values follow."""
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+              "shape": tuple(int(x) for x in shape)}
+    np.lib.format.write_array_header_1_0(fh, header)
+
+
 def write_npy(path: Path, dtype, shape: tuple[int, ...], windows: Iterable[np.ndarray]) -> None:
     """A new ``.npy`` file at ``path`` of ``shape`` values of ``dtype`` (the bytes of
     ``np.save``), its header then the arrays ``windows`` yields in order (C order, cast to
@@ -294,9 +302,7 @@ def write_npy(path: Path, dtype, shape: tuple[int, ...], windows: Iterable[np.nd
     windows : iterable of ndarray
         The values, a window at a time.
     """
-    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-              "shape": tuple(int(x) for x in shape)}
     with open(path, "wb") as fh:
-        np.lib.format.write_array_header_1_0(fh, header)
+        write_npy_header(fh, dtype, shape)
         for window in windows:
             fh.write(np.ascontiguousarray(window, dtype=dtype).data)

@@ -33,6 +33,7 @@ DRIVER = textwrap.dedent("""
     from dask.distributed import Client
     import kernelne.graphs.neighbours as neighbours
     import kernelne.graphs.npz as npz
+    import kernelne.partitioned.part_walks as part_walks
     import kernelne.partitioned.plan as plan
     import kernelne.partitioned.rounds as rounds
     from kernelne import KernelNE
@@ -45,7 +46,8 @@ DRIVER = textwrap.dedent("""
     address, small, big, out, headroom = sys.argv[1:6]
     settings = {settings!r}
     # the windows the driver reads the edges by, below this test's headroom
-    neighbours.CHUNK_EDGES = npz.CHECK_BLOCK = plan.DIGEST_CHUNK = rounds.WRITE_EDGES = 1 << 16
+    neighbours.CHUNK_EDGES = npz.CHECK_BLOCK = plan.DIGEST_CHUNK = 1 << 16
+    rounds.WRITE_EDGES = part_walks.WRITE_EDGES = 1 << 16
     with Client(address) as client:
         KernelNE(**settings).fit(small, client=client)
         limit = address_bytes() + int(headroom)

@@ -17,6 +17,7 @@ directed graphs, or at an isolated node); the rest of its row is ``-1``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -145,6 +146,17 @@ def _row_cumulative(indptr, weights, out, running):
 def round_permutation(n_nodes: int, seed: np.uint64, r: int) -> np.ndarray:
     """The start nodes of round ``r`` (walks ``r n .. r n + n - 1``): a seeded permutation."""
     return np.random.default_rng([int(seed), r]).permutation(n_nodes).astype(np.int32)
+
+
+_local = threading.local()  # a thread's last round permutation
+
+
+def round_permutations(seed: int, n_nodes: int) -> dict:
+    """This thread's cache of the last round permutation (:func:`round_permutation`) of a
+    corpus, for :func:`walk_starts`'s ``perms`` (a worker thread of a partitioned fit)."""
+    if getattr(_local, "key", None) != (seed, n_nodes):
+        _local.key, _local.perms = (seed, n_nodes), {}
+    return _local.perms
 
 
 def walk_starts(

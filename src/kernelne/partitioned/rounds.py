@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Callable
 from itertools import pairwise
@@ -38,6 +37,7 @@ from kernelne.engine.walks import (
     _walk_chunk,
     count_visits,
     cumulative_weight_windows,
+    round_permutations,
     walk_starts,
 )
 from kernelne.errors import InputError, write_failure
@@ -54,13 +54,18 @@ from kernelne.partitioned.part_files import (
     round_index,
     write_parts,
 )
+from kernelne.partitioned.part_walks import (
+    PARTS,
+    submit_round,
+    walks_on_parts,
+    write_part_graphs,
+)
 from kernelne.partitioned.plan import graph_digest
 from kernelne.partitioned.store import npy_header, read_npy_header
 
 GRAPH = "graph"  # the folder under ``walks/`` of the graph the workers read
 WRITE_EDGES = 1 << 20  # edges copied and summed at a time by :func:`write_graph`
 TASKS_PER_THREAD = 2  # walk tasks per round and Dask worker thread
-_local = threading.local()  # a worker thread's last round permutation
 
 
 def part_masks(walks: np.ndarray, parts: int) -> np.ndarray:
@@ -144,7 +149,8 @@ def rounds_to_make(folder: Path, corpus: WalkCorpus, files: list[tuple[Path, Pat
     if old != plan:
         for path in walks.glob("round*.npy"):
             path.unlink(missing_ok=True)
-        shutil.rmtree(walks / GRAPH, ignore_errors=True)
+        for made in (GRAPH, PARTS):
+            shutil.rmtree(walks / made, ignore_errors=True)
         with atomic_path(record) as tmp:
             tmp.write_text(json.dumps(plan, indent=1), encoding="utf-8")
         return list(range(len(files)))
@@ -199,13 +205,6 @@ def write_graph(folder: Path, corpus: WalkCorpus) -> Path:
     return where
 
 
-def _round_permutations(seed: int, n: int) -> dict:
-    """This thread's cache of the last round permutation (:func:`walk_starts`) of a corpus."""
-    if getattr(_local, "key", None) != (seed, n):
-        _local.key, _local.perms = (seed, n), {}
-    return _local.perms
-
-
 def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, first: int,
               stop: int, spec: dict, threads: int = 1) -> np.ndarray:
     """Make walks ``first..stop-1`` of a corpus (on a Dask worker) and write them and their
@@ -240,7 +239,7 @@ def walk_task(graph_dir: str, walk_file: str, mask_file: str, round_first: int, 
     n, length, seed = int(spec["n_nodes"]), int(spec["walk_length"]), np.uint64(spec["seed"])
     inv_p, inv_q = 1.0 / float(spec["p"]), 1.0 / float(spec["q"])
     counts = np.zeros(n, dtype=np.int64)
-    perms = _round_permutations(int(seed), n)
+    perms = round_permutations(int(seed), n)
     walk_at, mask_at = npy_header(walk_file)[3], npy_header(mask_file)[3]
     with numba_threads(threads), open(walk_file, "r+b") as wf, open(mask_file, "r+b") as mf:
         for a in range(first, stop, int(spec["chunk_walks"])):
@@ -285,19 +284,23 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
         File each round by part (:mod:`kernelne.partitioned.part_files`) once its walks are
         written, while the next round's are made.
     """
-    graph_dir = write_graph(folder, corpus)
     info = client.scheduler_info().get("workers", {})
+    on_parts = walks_on_parts(corpus.p, corpus.q)
+    groups = max(1, len(info))  # the walks' parts: one a worker
+    graph_dir = (write_part_graphs(folder, corpus.graph, groups) if on_parts
+                 else write_graph(folder, corpus))
     slots = max(1, TASKS_PER_THREAD * sum(w.get("nthreads", 1) for w in info.values()))
     spec = {"n_nodes": corpus.graph.n_nodes, "walk_length": corpus.walk_length,
             "p": corpus.p, "q": corpus.q, "seed": int(corpus.seed), "parts": int(parts),
-            "chunk_walks": corpus.chunk_walks}
+            "chunk_walks": corpus.chunk_walks, "walk_parts": groups}
     token = uuid.uuid4().hex[:12]
     pending = submitted = None
     try:
         for job in [*jobs, None]:
             submitted = None
             if job is not None:
-                submitted = job, _submit(client, str(graph_dir), spec, job, slots, token)
+                submitted = job, _submit(client, str(graph_dir), spec, job, slots, token,
+                                         on_parts)
             if pending is not None:
                 (r, (lo, hi), files), futures = pending
                 total = futures[-1]  # the sum of the round's counts (:func:`_submit`)
@@ -313,23 +316,56 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
         for held in (pending, submitted):
             if held is not None:
                 release_futures(client, held[1])
-    shutil.rmtree(graph_dir, ignore_errors=True)
+    shutil.rmtree(graph_dir.parent if on_parts else graph_dir, ignore_errors=True)
 
 
-def _submit(client, graph_dir: str, spec: dict, job, slots: int, token: str) -> list:
-    """Allocate one round's files under their hidden names and submit its tasks: ``slots``
-    ranges of whole chunks (fewer if the round has fewer chunks)."""
+def _submit(client, where: str, spec: dict, job, slots: int, token: str,
+            on_parts: bool = False) -> list:
+    """Allocate one round's files under their hidden names and submit its tasks over
+    ``slots`` ranges of whole chunks (fewer if the round has fewer chunks): the walks of
+    each range (:func:`walk_task` on the graph at ``where``), or the round walked on the
+    parts' rows at ``where`` (:func:`~kernelne.partitioned.part_walks.submit_round`) and
+    then each range's masks and counts (:func:`mask_task`); last, the counts' sums."""
     r, (lo, hi), (walk_file, mask_file) = job
-    hidden = partial_path(walk_file, token), partial_path(mask_file, token)
-    _allocate(list(hidden), [np.int32, np.uint64],
+    hidden = [str(path) for path in (partial_path(walk_file, token),
+                                     partial_path(mask_file, token))]
+    _allocate([Path(path) for path in hidden], [np.int32, np.uint64],
               [(hi - lo, spec["walk_length"]), (hi - lo,)])
     chunk = spec["chunk_walks"]
     n_chunks = -(-(hi - lo) // chunk)
     cuts = sorted({lo + min(hi - lo, k * n_chunks // slots * chunk) for k in range(slots + 1)})
-    tasks = [client.submit(walk_task, graph_dir, str(hidden[0]), str(hidden[1]), lo, a, b,
-                           spec, pure=False, key=f"kernelne-walks-{r}-{a}-{token}")
-             for a, b in pairwise(cuts) if b > a]
+    ranges = [(a, b) for a, b in pairwise(cuts) if b > a]
+    if on_parts:
+        walked = submit_round(client, where, hidden[0], lo, ranges, spec, token,
+                                         str(r))
+        tasks = [client.submit(mask_task, *hidden, lo, a, b, spec, *walked, pure=False,
+                               key=f"kernelne-walk-masks-{r}-{a}-{token}")
+                 for a, b in ranges]
+    else:
+        tasks = [client.submit(walk_task, where, *hidden, lo, a, b, spec, pure=False,
+                               key=f"kernelne-walks-{r}-{a}-{token}")
+                 for a, b in ranges]
     return tasks + summed(client, tasks, f"{r}-{token}")
+
+
+def mask_task(walk_file: str, mask_file: str, round_first: int, first: int, stop: int,
+              spec: dict, *after) -> np.ndarray:
+    """Write the part masks of walks ``first..stop-1`` (on a Dask worker), read from their
+    rows of a round's file, at their rows of its mask file, and return their visits of every
+    node (``after``: the tasks that wrote the walks, waited for), ``spec["chunk_walks"]``
+    walks at a time."""
+    n, chunk = int(spec["n_nodes"]), int(spec["chunk_walks"])
+    counts = np.zeros(n, dtype=np.int64)
+    walks = np.load(walk_file, mmap_mode="r")
+    mask_at = npy_header(mask_file)[3]
+    with open(mask_file, "r+b") as mf:
+        for a in range(first, stop, chunk):
+            b = min(stop, a + chunk)
+            rows = np.array(walks[a - round_first:b - round_first])
+            count_visits(rows, counts)
+            mf.seek(mask_at + (a - round_first) * 8)
+            mf.write(part_masks(rows, int(spec["parts"])).tobytes())
+    return counts
 
 
 def _file_on_workers(client, gather: Callable, files: tuple[Path, Path], token: str,
