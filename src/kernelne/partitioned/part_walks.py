@@ -1,31 +1,30 @@
 """Walks where the edges are: each part's rows in their own CSR files, walkers handed from
 part to part (KnightKing's walker migration, Yang et al., SOSP 2019) by Dask tasks.
 
-Part ``c`` holds the rows of its nodes ``v = c + k P`` (row ``k`` of its CSR, the neighbours'
-ids global): ``walks/parts/{c}/indptr.npy``, ``indices.npy`` and ``cumw.npy`` (the row's
+The parts walked on are a fit's workers' shares of the nodes (``W`` parts, ``v mod W``; not
+the fit's ``P`` training parts, whose masks are made from the walks afterwards). Part ``c``
+holds the rows of its nodes ``v = c + k W`` (row ``k`` of its CSR, the neighbours' ids
+global): ``walks/parts/{W}/{c}/indptr.npy``, ``indices.npy`` and ``cumw.npy`` (the row's
 cumulative weights, the same values as the whole graph's), written by
 :func:`write_part_graphs` a window of edges at a time. A walker is a walk in progress (its
-id, its step, the node it stands on, its generator's state: :data:`WALKER`, 24 bytes). A
-round is walked in supersteps: superstep 0 starts in part ``c`` the round's walks whose
-start node is in ``c`` (:func:`start_task`); in every superstep each part's task moves its
-walkers step by step through its own rows, writing each node at its walk's row of the
-round's file, until the walk ends or steps onto another part's node; then the walker is
-handed to that part's task of the next superstep (:func:`advance_task`), through Dask (the
-source task's result split by destination, ``operator.getitem`` on the worker that holds
-it). Every superstep moves every walk still going at least one step, so ``L - 1``
-supersteps follow the first (walk length ``L``). The generator's state travels with the
+id, its step, the node it stands on, its generator's state: :data:`WALKER`, 24 bytes).
+:func:`start_task` makes the walkers of a range of a round's walks on their start nodes;
+then in every superstep each part's task (:func:`advance_task`) moves its walkers step by
+step through its own rows, writing each node at its walk's row of the round's file, until
+the walk ends or steps onto another part's node, and returns those, by destination: Dask
+hands each to that part's task of the next superstep (the result split where it lies,
+``operator.getitem``). Every superstep moves every walk still going at least one step, so
+``L`` supersteps make a round (walk length ``L``). The generator's state travels with the
 walker, so every walk draws the same numbers in the same order as
 :func:`kernelne.engine.walks.random_walks` and the round's file is the same bytes.
 
 Only first-order walks (``p = q = 1``) migrate this way: node2vec's second-order step needs
-the previous node's row, in another part. Part ``c``'s tasks are placed on worker ``c mod
-W`` (another may take them if that worker is lost), so a worker maps its own parts' rows
-only.
-
-Parts are ``v mod P``, so a step stays in its part with probability about ``1/P``: nearly
-every step is a hand-over, and cutting the walks into per-part segments would make
-segments of about one node. The cost is moving the walkers (:data:`WALKER`'s bytes for
-every walk still going, each superstep) instead of every worker reading the whole graph.
+the previous node's row, on another worker. Part ``c``'s tasks are placed on worker ``c``
+(another may take them if it is lost), so a worker maps its own rows only: ``1/W`` of the
+edges. A step stays on its worker with probability about ``1/W`` (parts are balanced
+samples of the nodes), so nearly every step is a hand-over and per-part segments of the
+walks would be about one node long; the cost is the walkers' bytes moved each superstep
+(``benchmarks/bench_worker_walks.py``).
 """
 
 from __future__ import annotations
@@ -266,11 +265,12 @@ def advance_task(part_dir: str, walk_file: str, part: int, round_first: int, spe
 def submit_round(client, part_dir: str, walk_file: str, round_first: int,
                  ranges: list[tuple[int, int]], spec: dict, token: str, name: str) -> list:
     """Submit a round's walks: a :func:`start_task` for every range of walks, then ``L``
-    supersteps of an :func:`advance_task` for every part, part ``c``'s on worker ``c mod W``
-    (another if that one is lost); each task's walkers for part ``c`` are taken from its
-    result where it lies (``operator.getitem``). Returns the last superstep's futures: once
-    they are done every walk of the round is in ``walk_file`` (their results are empty: a
-    walk has at most ``L`` nodes, and each superstep moves it at least one)."""
+    supersteps of an :func:`advance_task` for every part, part ``c``'s on the ``c``-th
+    worker (modulo their number; another if that one is lost); each task's walkers for part
+    ``c`` are taken from its result where it lies (``operator.getitem``). Returns the last
+    superstep's futures: once they are done every walk of the round is in ``walk_file``
+    (their results are empty: a walk has at most ``L`` nodes, and each superstep moves it
+    at least one)."""
     parts, length = int(spec["walk_parts"]), int(spec["walk_length"])
     workers = sorted(client.scheduler_info().get("workers", {}))
     where = [dict(workers=[workers[c % len(workers)]], allow_other_workers=True)

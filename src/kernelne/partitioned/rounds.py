@@ -6,15 +6,18 @@ walks are written, so a driver killed during the walks resumes at the first roun
 its two files. ``walks/plan.json`` records the corpus the rounds belong to (graph, seed, walk
 settings, rounds, parts): a folder whose record differs makes every round again.
 
-With a Dask client (:func:`make_rounds`) the driver writes the graph once to ``walks/graph``
-(CSR ``indptr``, ``indices`` and the cumulative weights, ``.npy`` files the workers
-memory-map), pre-allocates each round's two files under a hidden name and submits one
-:func:`walk_task` per range of chunks: it makes the walks of its range with the seeds of
-:meth:`kernelne.engine.walks.WalkCorpus.chunk` (walk ``i`` from ``(seed, i)``, its start from the
-round's permutation), writes them and their masks at their rows of the two files and returns
-its visit counts, summed pairwise on the workers (:func:`summed`) into the one array a
-round that the driver adds. The files and counts are therefore the same bytes
-as the driver's own walks, whatever the workers and ranges. A round filed by part
+With a Dask client (:func:`make_rounds`) the workers make the walks. First-order walks are
+walked on the workers' shares of the rows (:mod:`kernelne.partitioned.part_walks`, walkers
+handed from worker to worker), then tasks over ranges of the round write its masks and return
+its counts (:func:`mask_task`); node2vec's walks are made on the whole graph, which the driver
+writes once to ``walks/graph`` (CSR ``indptr``, ``indices`` and the cumulative weights,
+``.npy`` files the workers memory-map), by one :func:`walk_task` per range of chunks: it makes
+the walks of its range with the seeds of :meth:`kernelne.engine.walks.WalkCorpus.chunk` (walk
+``i`` from ``(seed, i)``, its start from the round's permutation), writes them and their masks
+at their rows of the round's pre-allocated files and returns its visit counts. The counts are
+summed pairwise on the workers (:func:`summed`) into the one array a round that the driver
+adds. The files and counts are therefore the same bytes as the driver's own walks, whatever
+the workers and ranges. A round filed by part
 (:mod:`kernelne.partitioned.part_files`) is filed by tasks over ranges of its windows once its
 walks are written (:func:`_file_on_workers`), before the round's files are renamed into place.
 """
@@ -259,8 +262,10 @@ def make_rounds(client, gather: Callable, folder: Path, corpus: WalkCorpus, part
                 jobs: list[tuple[int, tuple[int, int], tuple[Path, Path]]],
                 counts: np.ndarray, advance: Callable[[int], object], filed: bool = False,
                 ) -> None:
-    """Make rounds of walks on ``client``'s workers (:func:`walk_task`), the next round's tasks
-    submitted before the current round's results are gathered.
+    """Make rounds of walks on ``client``'s workers (first-order walks on their shares of the
+    rows, :func:`~kernelne.partitioned.part_walks.submit_round`; node2vec's on the whole
+    graph, :func:`walk_task`), the next round's tasks submitted before the current round's
+    results are gathered.
 
     Parameters
     ----------
