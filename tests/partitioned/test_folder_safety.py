@@ -245,24 +245,56 @@ def leftovers(folder) -> list[str]:
                   or p.name == "kernelne.lock")
 
 
-@pytest.mark.parametrize("where", ["walks", "rows"])
 def test_a30_a33_a_full_disk_under_a_memory_map_is_one_line_not_sigbus(tmp_path, monkeypatch,
-                                                                       edge_file, capsys,
-                                                                       where):
-    """The memory-mapped files (a round's walks, the assembled rows) get their blocks before
-    they are mapped: a full disk is an error there, not a SIGBUS when a page is written."""
+                                                                       edge_file, capsys):
+    """The memory-mapped files (a round's walks) get their blocks before they are mapped: a
+    full disk is an error there, not a SIGBUS when a page is written."""
     from kernelne.partitioned import store
 
-    real, calls = os.posix_fallocate, []
+    real = os.posix_fallocate
 
     def allocate(fd, offset, length):
-        calls.append(os.readlink(f"/proc/self/fd/{fd}"))
-        if (where == "walks" and "round" in calls[-1]) or (where == "rows" and
-                                                           "/.A.npy." in calls[-1]):
+        if "round" in os.readlink(f"/proc/self/fd/{fd}"):
             no_space()
         return real(fd, offset, length)
 
     monkeypatch.setattr(store.os, "posix_fallocate", allocate)
+    full_disk_is_one_line(tmp_path, monkeypatch, edge_file, capsys)
+
+
+def test_a_full_disk_while_the_rows_are_put_together_is_one_line(tmp_path, monkeypatch,
+                                                                 edge_file, capsys):
+    """``A.npy`` is written from the blocks a chunk at a time: a full disk there is one line,
+    nothing left behind, and the folder is used again."""
+    import builtins
+
+    import kernelne.outputs
+
+    class FullDisk:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            no_space()
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    def opened(path, *args, **kw):
+        fh = builtins.open(path, *args, **kw)
+        return FullDisk(fh) if "/.A.npy." in str(path) else fh
+
+    monkeypatch.setattr(kernelne.outputs, "open", opened, raising=False)
+    full_disk_is_one_line(tmp_path, monkeypatch, edge_file, capsys)
+
+
+def full_disk_is_one_line(tmp_path, monkeypatch, edge_file, capsys) -> None:
     folder, out = tmp_path / "run", tmp_path / "e.npy"
     argv = ["embed", edge_file, "-o", out, *FAST, "--partition-dir", folder]
     code, err = run_cli(argv, capsys)

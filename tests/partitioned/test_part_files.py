@@ -61,7 +61,7 @@ def test_a_part_file_holds_exactly_the_walks_that_visit_the_part(tmp_path, parts
             np.ascontiguousarray(stored[:, 1:3]).view(np.uint64).ravel(), masks[visits])
         np.testing.assert_array_equal(index[c], np.searchsorted(visits, np.arange(0, 1025, 128)
                                                                 .clip(max=1000)))
-        read = list(filed_windows(walk_file, c))
+        read = [block.copy() for block in filed_windows(walk_file, c)]  # one buffer
         assert all(len(np.unique(block[:, 0] // 128)) == 1 for block in read)  # a window each
         np.testing.assert_array_equal(np.concatenate(read), stored)
         for j in range(parts):  # a bucket's walks of the part's file: the round's selection

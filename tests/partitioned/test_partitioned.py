@@ -31,7 +31,13 @@ from kernelne.engine.trainer import (
 from kernelne.engine.walks import random_walks
 from kernelne.graphs.generators import planted_partition_sbm
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.blocks import BlockRows, part_size, read_block, read_rows
+from kernelne.partitioned.blocks import (
+    BlockRows,
+    part_size,
+    read_block,
+    read_row_windows,
+    read_rows,
+)
 from kernelne.partitioned.buckets import bucket_order, read_windows, train_bucket, walks_of_bucket
 from kernelne.partitioned.rounds import part_masks
 
@@ -145,6 +151,43 @@ def test_read_rows_reads_a_slice_of_a_npy_file_without_mapping_it(tmp_path):
         fh.truncate(fh.seek(0, 2) - 8)
     with pytest.raises(OSError, match="truncated"):
         read_rows(tmp_path / "a.npy", 30, 37)
+
+
+def test_row_windows_are_read_rows_into_one_buffer(tmp_path):
+    """Windows of any size in turn, larger and smaller, empty or past the end: each the rows
+    :func:`read_rows` reads, into one buffer (the next window overwrites the last's)."""
+    rng = np.random.default_rng(1)
+    array = rng.integers(-1, 9, (300, 7)).astype(np.int32)
+    np.save(tmp_path / "a.npy", array)
+    windows = [(0, 10), (10, 200), (200, 200), (200, 203), (203, 299), (299, 350), (40, 41)]
+    seen = []
+    for (lo, hi), got in zip(windows, read_row_windows(tmp_path / "a.npy", windows), strict=True):
+        assert got.dtype == array.dtype and np.array_equal(got, read_rows(tmp_path / "a.npy",
+                                                                          lo, hi))
+        seen.append(got)
+    assert np.shares_memory(seen[1], seen[-1])  # the buffer of the largest window, reused
+    with open(tmp_path / "a.npy", "r+b") as fh:
+        fh.truncate(fh.seek(0, 2) - 8)
+    with pytest.raises(OSError, match="a.npy: rows 290-300 cut short .* truncated"):
+        list(read_row_windows(tmp_path / "a.npy", [(0, 10), (290, 300)]))
+
+
+@pytest.mark.parametrize("n, parts", [(23, 4), (64, 8), (5, 7), (1, 1)])
+@pytest.mark.parametrize("chunk_bytes", [1, 100, 1 << 20])
+def test_the_assembled_matrix_interleaves_the_blocks(tmp_path, monkeypatch, n, parts,
+                                                     chunk_bytes):
+    """Row ``v`` of ``A.npy`` is row ``v // P`` of block ``v mod P``, whatever the chunk the
+    rows are put together by (a row of a block a chunk, a few, all) and however many parts
+    have a row fewer (or none, at ``n < P``)."""
+    d, version = 3, 5
+    X = np.random.default_rng(n).standard_normal((n, d)).astype(np.float32)
+    (tmp_path / "blocks").mkdir()
+    for i in range(parts):
+        np.save(blocks.block_path(tmp_path, "A", i, version), X[i::parts])
+    monkeypatch.setattr(blocks, "ASSEMBLE_BYTES", chunk_bytes)
+    A = blocks.assemble(tmp_path, "A", n, parts, d, version)
+    assert A.dtype == np.float32 and np.array_equal(A, X)
+    assert not list(tmp_path.glob(".*"))  # no temporary left
 
 
 def test_block_rows_read_the_matrix_the_blocks_make(tmp_path):

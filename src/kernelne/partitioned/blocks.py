@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from kernelne.engine.diagnostics import CHUNK
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
 from kernelne.errors import InputError
-from kernelne.outputs import allocated_memmap, atomic_path
+from kernelne.outputs import allocated_memmap, atomic_path, write_npy
 from kernelne.partitioned.store import (
     Location,
     is_remote,
@@ -30,6 +31,8 @@ from kernelne.partitioned.store import (
     staged,
     write_bytes,
 )
+
+ASSEMBLE_BYTES = 64 << 20  # rows interleaved at a time by :func:`interleaved_rows`
 
 
 def part_size(n: int, parts: int, i: int) -> int:
@@ -115,6 +118,34 @@ def read_rows(path: Location, lo: int, hi: int) -> np.ndarray:
         raise OSError(f"{path}: rows {lo}-{hi} cut short ({out.size} of {count} values): the "
                       "file is truncated")
     return out.reshape((-1,) + tuple(shape[1:]))
+
+
+def read_row_windows(path: Location, windows: Iterable[tuple[int, int]]) -> Iterator[np.ndarray]:
+    """Rows ``[lo, hi)`` of a C-order .npy file for each window in turn, as :func:`read_rows`,
+    from one open file into one buffer reused from window to window (no open, header and
+    fresh pages a window): each array is valid until the next one is asked for. A file at a
+    URL is read window by window with :func:`read_rows`."""
+    if is_remote(path):
+        for lo, hi in windows:
+            yield read_rows(path, lo, hi)
+        return
+    with open(path, "rb", buffering=0) as fh:
+        shape, _, dtype = read_npy_header(fh)
+        start, row = fh.tell(), int(np.prod(shape[1:], dtype=np.int64))
+        buffer = np.empty(0, dtype=dtype)
+        for lo, hi in windows:
+            count = max(min(hi, shape[0]) - lo, 0) * row
+            if buffer.size < count:
+                buffer = np.empty(count, dtype=dtype)
+            out = buffer[:count]
+            view, got = memoryview(out).cast("B"), 0
+            while got < view.nbytes:  # a read may return fewer bytes than asked
+                n = os.preadv(fh.fileno(), [view[got:]], start + lo * row * dtype.itemsize + got)
+                if n == 0:
+                    raise OSError(f"{path}: rows {lo}-{hi} cut short ({got // dtype.itemsize} of "
+                                  f"{count} values): the file is truncated")
+                got += n
+            yield out.reshape((-1,) + tuple(shape[1:]))
 
 
 def save_array(path: Location, array: np.ndarray) -> None:
@@ -203,9 +234,26 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
             shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
     with atomic_path(path) as tmp:
-        out = allocated_memmap(tmp, np.float32, (n, d))
-        for i in range(parts):
-            out[i::parts] = np.load(block_path(folder, which, i, version), mmap_mode="r")
-        out.flush()
-        del out
+        write_npy(tmp, np.float32, (n, d), interleaved_rows(
+            [block_path(folder, which, i, version) for i in range(parts)], n, d))
     return np.load(path, mmap_mode="r")
+
+
+def interleaved_rows(paths: list, n: int, d: int) -> Iterator[np.ndarray]:
+    """The rows of the matrix whose ``P`` blocks are at ``paths``, in order, about
+    :data:`ASSEMBLE_BYTES` at a time (each chunk valid until the next is asked for): row
+    ``v`` is row ``v // P`` of block ``v mod P``. Every block is read once, front to back,
+    its rows of the chunk from one open file (:func:`read_row_windows`), so the matrix is
+    read and written once whatever its size against memory, not ``P`` times as by strided
+    writes into a map of it."""
+    parts = len(paths)
+    step = max(1, ASSEMBLE_BYTES // (parts * d * 4))  # block rows a chunk
+    windows = [[(k, min(k + step, part_size(n, parts, i)))
+                for k in range(0, part_size(n, parts, 0), step)] for i in range(parts)]
+    readers = [read_row_windows(path, w) for path, w in zip(paths, windows, strict=True)]
+    buffer = np.empty((min(n, step * parts), d), dtype=np.float32)
+    for k in range(0, part_size(n, parts, 0), step):
+        rows = min(n, (k + step) * parts) - k * parts
+        for i, reader in enumerate(readers):
+            buffer[i:rows:parts] = next(reader)
+        yield buffer[:rows]

@@ -37,7 +37,13 @@ from kernelne.engine.trainer import (
 from kernelne.errors import TrainingError
 from kernelne.memory import peak_memory_mb
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.blocks import block_path, masks_file, read_block, read_rows, write_block
+from kernelne.partitioned.blocks import (
+    block_path,
+    masks_file,
+    read_block,
+    read_row_windows,
+    write_block,
+)
 from kernelne.partitioned.part_files import HEAD, filed_windows, read_windows
 from kernelne.partitioned.store import load_npz, location, npy_header
 
@@ -335,10 +341,10 @@ def bucket_walks(round_file, i: int, j: int, first: int, filed: bool,
             yield _select_filed(block.view(np.uint32), HEAD, np.int64(first), both)
         return
     masks_path = round_file.with_name(masks_file(round_file.name))
-    n_rows = npy_header(masks_path)[0][0]
-    for lo, hi in read_windows(n_rows, READ_WALKS):
-        yield walks_of_bucket(read_rows(masks_path, lo, hi), read_rows(round_file, lo, hi),
-                              first + lo, i, j)
+    windows = read_windows(npy_header(masks_path)[0][0], READ_WALKS)
+    for (lo, _), masks, walks in zip(windows, read_row_windows(masks_path, windows),
+                                     read_row_windows(round_file, windows), strict=True):
+        yield walks_of_bucket(masks, walks, first + lo, i, j)
 
 
 def gather_watching_workers(client, futures: list, interval: float | None = None) -> list:

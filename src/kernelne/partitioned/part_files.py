@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from kernelne.outputs import allocated_memmap
-from kernelne.partitioned.blocks import read_rows, save_array
+from kernelne.partitioned.blocks import read_row_windows, save_array
 from kernelne.partitioned.store import Location, load_npy, npy_header, staged
 
 HEAD = 3  # columns before a filed walk's nodes: its row in the round, its mask's two halves
@@ -116,8 +116,8 @@ def part_counts(walk_path: Location, windows: list[tuple[int, int]], parts: int)
     """Each part's walks in each of ``windows`` (rows ``[lo, hi)`` of the round at
     ``walk_path``): int64, ``parts x len(windows)``."""
     counts = np.zeros((parts, len(windows)), dtype=np.int64)
-    for w, (lo, hi) in enumerate(windows):
-        counts[:, w] = _visits(read_rows(walk_path, lo, hi), parts)
+    for w, walks in enumerate(read_row_windows(walk_path, windows)):
+        counts[:, w] = _visits(walks, parts)
     return counts
 
 
@@ -130,9 +130,10 @@ def write_parts(walk_path: Location, mask_path: Location, part_paths: list, inde
     files = [open(path, "r+b") for path in part_paths]
     try:
         offsets = [npy_header(path)[3] for path in part_paths]
-        for w in range(first, stop):
-            lo, hi = w * window, min((w + 1) * window, n_rows)
-            walks, masks = read_rows(walk_path, lo, hi), read_rows(mask_path, lo, hi)
+        windows = [(w * window, min((w + 1) * window, n_rows)) for w in range(first, stop)]
+        for w, (lo, _), walks, masks in zip(range(first, stop), windows,
+                                            read_row_windows(walk_path, windows),
+                                            read_row_windows(mask_path, windows), strict=True):
             out, starts = _grouped(walks, masks, lo, len(files))
             for c, fh in enumerate(files):
                 fh.seek(offsets[c] + int(index[c, w]) * out.shape[1] * 4)
@@ -191,9 +192,10 @@ def filed_windows(round_file: Location, part: int) -> Iterator[np.ndarray]:
     """Part ``part``'s walks of a filed round (``round_file``: the round's walks), one read
     window at a time, windows without its walks skipped: the part file's rows of the window
     (int32, the module's layout: each walk's row in the round, its mask's low and high
-    halves, its :data:`HEAD` on the walk's nodes)."""
+    halves, its :data:`HEAD` on the walk's nodes), read into one buffer
+    (:func:`~kernelne.partitioned.blocks.read_row_windows`): each window is valid until the
+    next one is asked for."""
     index = load_npy(index_file(round_file))[part]
-    path = part_file(round_file, part)
-    for a, b in zip(index[:-1], index[1:], strict=True):
-        if b > a:
-            yield read_rows(path, int(a), int(b))
+    yield from read_row_windows(part_file(round_file, part),
+                                ((int(a), int(b)) for a, b in zip(index[:-1], index[1:],
+                                                                  strict=True) if b > a))
