@@ -1,7 +1,8 @@
-"""Shared helpers for the benchmark scripts: timing medians and peak memory."""
+"""Shared helpers for the benchmark scripts: timing medians, peak memory, JSON lines."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from pathlib import Path
@@ -58,3 +59,12 @@ def _watch():
         _time.sleep(0.02)
 _threading.Thread(target=_watch, daemon=True).start()
 """
+
+
+def emit(line: dict, out: str | None = None) -> None:
+    """Print ``line`` as one JSON line and, with ``out``, append it to that file."""
+    text = json.dumps(line)
+    print(text, flush=True)
+    if out:
+        with open(out, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")

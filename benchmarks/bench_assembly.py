@@ -16,7 +16,6 @@ cannot hold the matrix.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shutil
 import statistics
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import peak_rss_mb
+from _common import emit, peak_rss_mb
 
 import kernelne
 from kernelne.partitioned.blocks import assemble, block_path, part_size
@@ -55,7 +54,6 @@ def main() -> None:
     args = ap.parse_args()
     n, d = args.nodes, args.dim
     base = Path(tempfile.mkdtemp(prefix="bench-assembly-", dir=args.folder))
-    lines = []
     try:
         for parts in args.partitions:
             folder = base / f"P{parts}"
@@ -74,14 +72,10 @@ def main() -> None:
                     "mb_per_s": round(n * d * 4 / 2**20 / seconds), "peak_mb": round(peak_rss_mb()),
                     "kernelne": kernelne.__version__,
                     "machine": platform.processor() or platform.machine()}
-            print(json.dumps(line), flush=True)
-            lines.append(line)
+            emit(line, args.out)
             shutil.rmtree(folder)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    if args.out:
-        with open(args.out, "a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(line) + "\n" for line in lines)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ them to a file).
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shutil
 import statistics
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import peak_rss_mb
+from _common import emit, peak_rss_mb
 
 import kernelne
 from kernelne.engine.walks import WalkCorpus
@@ -105,7 +104,7 @@ def main() -> None:
         print(f"{graph.n_nodes:,} nodes, {len(graph.indices):,} stored edges; "
               f"{args.walks} walks per node in {time.perf_counter() - start:.1f} s")
         for parts in args.partitions:
-            print(json.dumps(measure(walk_file, parts, args.buckets, args.repeats)))
+            emit(measure(walk_file, parts, args.buckets, args.repeats), args.out)
             for path in folder.glob("round0.*"):
                 if path != walk_file:
                     path.unlink()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import platform
 import shutil
 import statistics
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import peak_rss_mb
+from _common import emit, peak_rss_mb
 
 import kernelne
 import kernelne.partitioned.rounds as rounds
@@ -105,7 +104,6 @@ def main() -> None:
     args = ap.parse_args()
     graph = load_graph(args.graph, mapped=True)
     where = Path(tempfile.mkdtemp(prefix="kernelne-worker-walks-", dir=args.folder))
-    lines = []
     try:
         with distributed.LocalCluster(n_workers=args.workers,
                                       threads_per_worker=args.threads, processes=True,
@@ -131,13 +129,9 @@ def main() -> None:
                 line |= {"n": int(graph.n_nodes), "edges": int(len(graph.indices)),
                          "version": kernelne.__version__, "cpu": platform.processor(),
                          "peak_driver_mb": peak_rss_mb()}
-                print(json.dumps(line), flush=True)
-                lines.append(line)
+                emit(line, args.out)
     finally:
         shutil.rmtree(where, ignore_errors=True)
-    if args.out:
-        with open(args.out, "a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(line) + "\n" for line in lines)
 
 
 if __name__ == "__main__":

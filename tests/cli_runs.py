@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +19,25 @@ EDGES = "\n".join(f"{i} {(i + 1) % 30}" for i in range(30)) + "\n0 15\n3 20\n"
 KARATE = Path(__file__).resolve().parents[1] / "examples" / "karate.edgelist"
 #: the options of a fit that takes a moment
 FAST = ["--dim", "4", "--walks-per-node", "2", "--workers", "1", "--quiet"]
+
+
+class FullDisk:
+    """A file whose writes fail as on a full disk."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
 
 
 def run_cli(argv, capsys) -> tuple[int, str]:

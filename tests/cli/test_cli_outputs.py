@@ -3,34 +3,14 @@ symbolic link loop and a special file are one line each and leave nothing behind
 
 from __future__ import annotations
 
-import errno
 import os
 
 import numpy as np
 import pytest
-from cli_runs import EDGES, FAST, KARATE
+from cli_runs import EDGES, FAST, KARATE, FullDisk
 from cli_runs import run_cli as _run
 
 from kernelne.cli.app import main
-
-
-class _FullDisk:
-    """A file whose writes fail as on a full disk."""
-
-    def __init__(self, fh):
-        self.fh = fh
-
-    def write(self, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    def __getattr__(self, name):
-        return getattr(self.fh, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.fh.close()
 
 
 @pytest.mark.parametrize("name", ["emb.txt", "emb.npy"])
@@ -45,7 +25,7 @@ def test_disk_full_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch,
     out = tmp_path / name
     for writer in (kernelne.embedding_io, kernelne.outputs):  # text, and .npy (write_npy)
         monkeypatch.setattr(writer, "open",
-                            lambda *a, **k: _FullDisk(builtins.open(*a, **k)), raising=False)
+                            lambda *a, **k: FullDisk(builtins.open(*a, **k)), raising=False)
     code, err = _run(["embed", graph, "-o", out, *FAST], capsys)
     assert code == 2 and err.strip().splitlines() == [
         f"kernelne: error: cannot write {out}: No space left on device"]

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from cli_runs import one_error_line, run_cli
+from cli_runs import FullDisk, one_error_line, run_cli
 
 import kernelne.partitioned.blocks as blocks
 import kernelne.partitioned.buckets as buckets
@@ -269,22 +269,6 @@ def test_a_full_disk_while_the_rows_are_put_together_is_one_line(tmp_path, monke
     import builtins
 
     import kernelne.outputs
-
-    class FullDisk:
-        def __init__(self, fh):
-            self.fh = fh
-
-        def write(self, data):
-            no_space()
-
-        def __getattr__(self, name):
-            return getattr(self.fh, name)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.fh.close()
 
     def opened(path, *args, **kw):
         fh = builtins.open(path, *args, **kw)

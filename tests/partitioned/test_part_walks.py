@@ -88,14 +88,6 @@ def test_only_first_order_walks_migrate():
     assert not part_walks.walks_on_parts(0.5, 1.0) and not part_walks.walks_on_parts(1.0, 2.0)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 def test_dask_supersteps_place_each_part_on_its_worker(client, tmp_path):
     """On Dask the round's file is the whole graph's walks, and part ``c``'s tasks ran on
     worker ``c mod W``."""

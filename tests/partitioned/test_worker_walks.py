@@ -26,14 +26,6 @@ class Crash(Exception):
     pass
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 def sbm(weighted: bool = False) -> Graph:
     edges, _ = planted_partition_sbm(300, 1500, 4, 0.2, seed=0)
     weights = None
