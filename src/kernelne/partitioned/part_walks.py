@@ -178,13 +178,27 @@ def _start_states(ids, seed, states):
 
 
 def _by_part(walkers: np.ndarray, dest: np.ndarray, parts: int) -> tuple[np.ndarray, ...]:
-    """``walkers`` split by their ``dest`` part (``-1``: none, dropped), in order within each."""
-    going = dest >= 0
-    walkers, dest = walkers[going], dest[going]
-    order = np.argsort(dest, kind="stable")
-    bounds = np.searchsorted(dest[order], np.arange(parts + 1))
-    walkers = walkers[order]
-    return tuple(walkers[bounds[c]:bounds[c + 1]].copy() for c in range(parts))
+    """``walkers`` split by their ``dest`` part (``-1``: none, dropped), in order within each:
+    views of one array, grouped in one counting pass (:func:`_group`)."""
+    grouped, bounds = _group(walkers, dest, np.int64(parts))
+    return tuple(grouped[bounds[c]:bounds[c + 1]] for c in range(parts))
+
+
+@njit(cache=True)
+def _group(walkers, dest, parts):
+    bounds = np.zeros(parts + 1, dtype=np.int64)
+    for i in range(dest.shape[0]):
+        if dest[i] >= 0:
+            bounds[dest[i] + 1] += 1
+    for c in range(parts):
+        bounds[c + 1] += bounds[c]
+    grouped = np.empty(bounds[parts], dtype=walkers.dtype)
+    at = bounds[:-1].copy()
+    for i in range(dest.shape[0]):
+        if dest[i] >= 0:
+            grouped[at[dest[i]]] = walkers[i]
+            at[dest[i]] += 1
+    return grouped, bounds
 
 
 def start_task(lo: int, hi: int, spec: dict) -> tuple[np.ndarray, ...]:
