@@ -75,45 +75,37 @@ def walks_of_bucket(masks: np.ndarray, walks: np.ndarray, first: int, i: int, j:
 
 @njit(cache=True)
 def _select_walks(masks, walks, first, both):
-    n = 0
-    for r in range(len(masks)):
-        if (masks[r] & both) == both:
-            n += 1
-    ids = np.empty(n, np.int64)
-    out = np.empty((n, walks.shape[1]), np.int32)
+    ids = np.empty(len(masks), np.int64)
+    out = np.empty((len(masks), walks.shape[1]), np.int32)
     k = 0
     for r in range(len(masks)):
         if (masks[r] & both) == both:
             ids[k] = first + r
             out[k] = walks[r]
             k += 1
-    return ids, out
+    return ids[:k], out[:k]
 
 
 @njit(cache=True, inline="always")
 def _filed_mask(block, r):
-    """The mask of row ``r`` of a part file's rows (uint32: its low half, then its high)."""
-    return np.uint64(block[r, 1]) | (np.uint64(block[r, 2]) << np.uint64(32))
+    """The mask of row ``r`` of a part file's rows (int32: its low half, then its high)."""
+    return (np.uint64(np.uint32(block[r, 1]))
+            | (np.uint64(np.uint32(block[r, 2])) << np.uint64(32)))
 
 
 @njit(cache=True)
 def _select_filed(block, head, first, both):
-    """:func:`walks_of_bucket` of a part file's rows (``block`` as uint32: row in the round,
-    the mask's low and high halves, the walk), the ids ``first`` plus each walk's row."""
-    n = 0
-    for r in range(block.shape[0]):
-        if (_filed_mask(block, r) & both) == both:
-            n += 1
-    ids = np.empty(n, np.int64)
-    out = np.empty((n, block.shape[1] - head), np.int32)
+    """:func:`walks_of_bucket` of a part file's rows (``block``, int32: row in the round, the
+    mask's low and high halves, the walk), the ids ``first`` plus each walk's row."""
+    ids = np.empty(block.shape[0], np.int64)
+    out = np.empty((block.shape[0], block.shape[1] - head), np.int32)
     k = 0
     for r in range(block.shape[0]):
         if (_filed_mask(block, r) & both) == both:
             ids[k] = first + np.int64(block[r, 0])
-            for c in range(head, block.shape[1]):
-                out[k, c - head] = np.int32(block[r, c])
+            out[k] = block[r, head:]
             k += 1
-    return ids, out
+    return ids[:k], out[:k]
 
 
 def train_bucket(
@@ -338,7 +330,7 @@ def bucket_walks(round_file, i: int, j: int, first: int, filed: bool,
     if filed:
         both = bucket_bits(i, j)
         for block in filed_windows(round_file, i):
-            yield _select_filed(block.view(np.uint32), HEAD, np.int64(first), both)
+            yield _select_filed(block, HEAD, np.int64(first), both)
         return
     masks_path = round_file.with_name(masks_file(round_file.name))
     windows = read_windows(npy_header(masks_path)[0][0], READ_WALKS)
