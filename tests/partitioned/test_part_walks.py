@@ -10,6 +10,7 @@ import pytest
 import kernelne.partitioned.part_walks as part_walks
 from kernelne import Graph
 from kernelne.engine.walks import WalkCorpus, cumulative_weights
+from kernelne.partitioned.blocks import part_size
 
 distributed = pytest.importorskip("distributed")
 
@@ -60,7 +61,7 @@ def test_each_part_holds_its_nodes_rows(tmp_path, monkeypatch, weighted, window)
         indptr, indices, part_cumw = (np.load(where / str(c) / f"{name}.npy")
                                       for name in ("indptr", "indices", "cumw"))
         nodes = np.arange(c, g.n_nodes, parts)
-        assert len(indptr) == part_walks.part_rows(g.n_nodes, parts, c) + 1 == len(nodes) + 1
+        assert len(indptr) == part_size(g.n_nodes, parts, c) + 1 == len(nodes) + 1
         for k, v in enumerate(nodes):
             a, b = g.indptr[v], g.indptr[v + 1]
             np.testing.assert_array_equal(indices[indptr[k]:indptr[k + 1]], g.indices[a:b])

@@ -18,7 +18,7 @@ from kernelne.engine.diagnostics import CHUNK
 from kernelne.engine.rows import aligned_rows, uniform_rows
 from kernelne.engine.sampling import alias_table
 from kernelne.errors import InputError
-from kernelne.outputs import allocated_memmap, atomic_path, write_npy
+from kernelne.outputs import atomic_path, write_npy
 from kernelne.partitioned.store import (
     Location,
     is_remote,
@@ -105,36 +105,26 @@ def read_rows(path: Location, lo: int, hi: int) -> np.ndarray:
     """Rows ``[lo, hi)`` of a C-order .npy file, read into memory. Not a memory map: mapped
     pages count in the process' resident set until it is unmapped, so a bucket that mapped a
     round's walks grew by the whole file; read this way it holds one window."""
-    if is_remote(path):
-        return read_npy_rows(path, lo, hi)
-    with open(path, "rb") as fh:
-        shape, _, dtype = read_npy_header(fh)
-        hi = min(hi, shape[0])
-        row = int(np.prod(shape[1:], dtype=np.int64))
-        fh.seek(lo * row * dtype.itemsize, os.SEEK_CUR)
-        count = max(hi - lo, 0) * row
-        out = np.fromfile(fh, dtype=dtype, count=count)
-    if out.size != count:
-        raise OSError(f"{path}: rows {lo}-{hi} cut short ({out.size} of {count} values): the "
-                      "file is truncated")
-    return out.reshape((-1,) + tuple(shape[1:]))
+    return next(read_row_windows(path, [(lo, hi)]))
 
 
 def read_row_windows(path: Location, windows: Iterable[tuple[int, int]]) -> Iterator[np.ndarray]:
-    """Rows ``[lo, hi)`` of a C-order .npy file for each window in turn, as :func:`read_rows`,
+    """Rows ``[lo, hi)`` of a C-order .npy file for each window in turn (:func:`read_rows`),
     from one open file into one buffer reused from window to window (no open, header and
     fresh pages a window): each array is valid until the next one is asked for. A file at a
-    URL is read window by window with :func:`read_rows`."""
+    URL is read with one ranged read a window (:func:`~kernelne.partitioned.store.read_npy_rows`);
+    a file cut short is an ``OSError`` naming it and the rows."""
     if is_remote(path):
         for lo, hi in windows:
-            yield read_rows(path, lo, hi)
+            yield read_npy_rows(path, lo, hi)
         return
     with open(path, "rb", buffering=0) as fh:
         shape, _, dtype = read_npy_header(fh)
         start, row = fh.tell(), int(np.prod(shape[1:], dtype=np.int64))
         buffer = np.empty(0, dtype=dtype)
         for lo, hi in windows:
-            count = max(min(hi, shape[0]) - lo, 0) * row
+            hi = min(hi, shape[0])
+            count = max(hi - lo, 0) * row
             if buffer.size < count:
                 buffer = np.empty(count, dtype=dtype)
             out = buffer[:count]
@@ -220,22 +210,18 @@ def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: 
               ) -> np.ndarray:
     """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
     all in memory); for a URL, in a local temporary file that is unlinked once mapped."""
+    blocks = [block_path(folder, which, i, version) for i in range(parts)]
     if is_remote(folder):
         scratch = scratch_folder("rows")
         try:
             path = scratch / f"{which}.npy"
-            out = allocated_memmap(path, np.float32, (n, d))
-            for i in range(parts):
-                out[i::parts] = load_npy(block_path(folder, which, i, version))
-            out.flush()
-            del out
+            write_npy(path, np.float32, (n, d), interleaved_rows(blocks, n, d))
             return np.load(path, mmap_mode="r+")  # private to this process: writable
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     path = folder / f"{which}.npy"
     with atomic_path(path) as tmp:
-        write_npy(tmp, np.float32, (n, d), interleaved_rows(
-            [block_path(folder, which, i, version) for i in range(parts)], n, d))
+        write_npy(tmp, np.float32, (n, d), interleaved_rows(blocks, n, d))
     return np.load(path, mmap_mode="r")
 
 

@@ -61,11 +61,6 @@ def walks_on_parts(p: float, q: float) -> bool:
     return p == 1.0 and q == 1.0
 
 
-def part_rows(n_nodes: int, parts: int, part: int) -> int:
-    """The nodes of part ``part``: ``v = part + k parts`` below ``n_nodes``."""
-    return max(0, -(-(n_nodes - part) // parts))
-
-
 def write_part_graphs(folder: Path, graph, parts: int) -> Path:
     """Write each part's rows (``indptr``, ``indices``, ``cumw``: part ``c``'s nodes ``c + k
     P`` in order) to ``folder/walks/parts/{P}/{c}`` unless they are there, and return

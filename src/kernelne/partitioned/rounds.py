@@ -46,7 +46,7 @@ from kernelne.engine.walks import (
 from kernelne.errors import InputError, write_failure
 from kernelne.outputs import allocated_memmap, atomic_path, write_npy
 from kernelne.parallel import numba_threads
-from kernelne.partitioned.blocks import save_array
+from kernelne.partitioned.blocks import read_row_windows, save_array
 from kernelne.partitioned.buckets import READ_WALKS, release_futures
 from kernelne.partitioned.part_files import (
     index_file,
@@ -356,19 +356,18 @@ def _submit(client, where: str, spec: dict, job, slots: int, token: str,
 def mask_task(walk_file: str, mask_file: str, round_first: int, first: int, stop: int,
               spec: dict, *after) -> np.ndarray:
     """Write the part masks of walks ``first..stop-1`` (on a Dask worker), read from their
-    rows of a round's file, at their rows of its mask file, and return their visits of every
-    node (``after``: the tasks that wrote the walks, waited for), ``spec["chunk_walks"]``
-    walks at a time."""
+    rows of a round's file (not mapped: a window at a time, :func:`read_row_windows`), at
+    their rows of its mask file, and return their visits of every node (``after``: the tasks
+    that wrote the walks, waited for), ``spec["chunk_walks"]`` walks at a time."""
     n, chunk = int(spec["n_nodes"]), int(spec["chunk_walks"])
     counts = np.zeros(n, dtype=np.int64)
-    walks = np.load(walk_file, mmap_mode="r")
+    windows = [(a - round_first, min(stop, a + chunk) - round_first)
+               for a in range(first, stop, chunk)]
     mask_at = npy_header(mask_file)[3]
     with open(mask_file, "r+b") as mf:
-        for a in range(first, stop, chunk):
-            b = min(stop, a + chunk)
-            rows = np.array(walks[a - round_first:b - round_first])
+        for (lo, _), rows in zip(windows, read_row_windows(walk_file, windows), strict=True):
             count_visits(rows, counts)
-            mf.seek(mask_at + (a - round_first) * 8)
+            mf.seek(mask_at + lo * 8)
             mf.write(part_masks(rows, int(spec["parts"])).tobytes())
     return counts
 
