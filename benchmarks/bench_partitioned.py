@@ -13,7 +13,9 @@ training the pairs, writing the blocks) and the peak memory of the processes tha
 (the driver's for a local run, the largest worker's on Dask) and whether the rounds were
 filed by part (``--filing on|off`` forces it, for an A/B). ``--dask W``: also every
 P > 1 on a ``LocalCluster`` of W single-thread workers (``--task-threads K``: K numba
-threads a bucket task). ``--walks``: walks per node (80,
+threads a bucket task; ``--keep-blocks off``: the blocks through the folder at every step,
+as by default in a folder; ``--keep-blocks on``: kept on the workers between checkpoints, as
+by default at a URL; for an A/B). ``--walks``: walks per node (80,
 the paper's, by default). ``--threads``: numba threads of the local fits.
 ``--eval-sample N``: score N labelled nodes drawn with seed 0 (the classifier on a million
 rows takes longer than the fit).
@@ -92,6 +94,7 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         row["peak_mb"] = r.bucket_peak_mb
         row["bucket_phases_s"] = {k: round(v, 2) for k, v in r.bucket_phases.items()}
         row["filed"] = r.filed
+        row["kept_blocks"] = r.kept_blocks
     else:
         row["peak_mb"] = peak_memory_mb()
     return row
@@ -115,6 +118,9 @@ def main() -> None:
                     help="numba threads of a Dask bucket task (workers=; default 1)")
     ap.add_argument("--filing", choices=["auto", "on", "off"], default="auto",
                     help="walks filed by part: where it saves reads (auto), always, never")
+    ap.add_argument("--keep-blocks", choices=["auto", "on", "off"], default="auto",
+                    help="on Dask, blocks kept on the workers between checkpoints: at a URL "
+                         "(auto), always, never")
     ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
                     help="also run P > 1 in this process")
     args = ap.parse_args()
@@ -122,6 +128,10 @@ def main() -> None:
         import kernelne.partitioned.driver as driver
 
         driver.files_by_part = lambda parts, length: args.filing == "on"
+    if args.keep_blocks != "auto":  # an A/B of the blocks' way between steps
+        import kernelne.partitioned.driver as driver
+
+        driver.keeps_blocks = lambda client, folder: args.keep_blocks == "on" and bool(client)
     graph, labels = load(args.graph, args.labels)
     print(f"{args.graph}: {graph.summary()}, {args.walks} walks per node")
     rows = []

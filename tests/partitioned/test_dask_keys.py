@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import kernelne.partitioned.buckets as buckets
+import kernelne.partitioned.kept_blocks as kept_blocks
 from kernelne import Graph, KernelNE
 from kernelne.graphs.generators import planted_partition_sbm
 
@@ -86,6 +87,7 @@ def test_a_step_that_fails_leaves_no_future_held(client, monkeypatch):
         raise RuntimeError("bucket failed")
 
     monkeypatch.setattr(buckets, "bucket_task", fails)
+    monkeypatch.setattr(kept_blocks, "kept_bucket_task", fails)
     with pytest.raises(RuntimeError, match="bucket failed"):
         model().fit(sbm_graph(150, 600, 0), client=client)
     assert not client.futures

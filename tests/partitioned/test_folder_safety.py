@@ -147,6 +147,8 @@ def test_a_new_block_file_is_written_whole(tmp_path):
     ({"losses": "x"}, ["losses that are not finite numbers"]),  # H16
     ({"pairs": "x"}, ["records pairs 'x', not a count"]),
     ({"checks": ["x"]}, ["checks that is not a list"]),
+    ({"slot": 2}, ["records slot 2, not 0 or 1"]),
+    ({"slot": True}, ["records slot True, not 0 or 1"]),
     ({"step": 4}, ["records step 4 but 1 loss records", "inconsistent"]),  # H13c: "finished"
 ])
 def test_h12_h16_an_edited_progress_record_is_one_line_naming_it(tmp_path, monkeypatch, capsys,

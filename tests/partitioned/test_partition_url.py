@@ -15,6 +15,7 @@ import pytest
 
 import kernelne.partitioned.buckets as buckets
 import kernelne.partitioned.driver as partitioned
+import kernelne.partitioned.kept_blocks as kept_blocks
 import kernelne.partitioned.locks as locks
 from kernelne import Graph, KernelNE
 from kernelne.cli.app import main
@@ -27,6 +28,7 @@ SETTINGS = dict(random_state=0, workers=1, walks_per_node=4, dim=8, partitions=3
                 verbose=False)
 STEPS = 3 * 2  # partitions x rounds: the steps of one epoch
 REAL_BUCKET_TASK = buckets.bucket_task
+REAL_KEPT_TASK = kept_blocks.kept_bucket_task
 
 
 class Crash(Exception):
@@ -257,12 +259,16 @@ def test_a_bad_url_is_one_error_naming_partition_dir_before_any_work(s3, monkeyp
 
 
 def kills_its_worker_once(*args):
-    """A bucket task whose first run at version 2 kills its own worker process (SIGKILL),
-    once per fit folder (a marker object beside it)."""
-    folder, version = args[0], args[1]
-    if version == 2 and create_exclusive(RemotePath(folder + "-killed-a-worker"), b""):
+    """A bucket task (blocks kept on the workers) that, the first time it is given a block
+    trained by the step before (not read from the store), kills its own worker process
+    (SIGKILL), once per fit folder (a marker object beside it). The blocks that worker held
+    are lost: Dask computes them again from the tasks that made them, back to the last
+    checkpoint in the store."""
+    folder, given = args[0], args[-2:]
+    if (given[0] is not None
+            and create_exclusive(RemotePath(folder + "-killed-a-worker"), b"")):
         os.kill(os.getpid(), signal.SIGKILL)
-    return REAL_BUCKET_TASK(*args)
+    return REAL_KEPT_TASK(*args)
 
 
 @pytest.mark.long  # a Dask cluster of worker processes, one killed
@@ -271,7 +277,7 @@ def test_a_dask_worker_killed_mid_bucket_at_s3_costs_only_that_bucket(s3, cluste
     client, _ = cluster
     monkeypatch.chdir(tmp_path)  # where the worker that replaces the killed one starts
     pids = set(client.run(os.getpid).values())
-    monkeypatch.setattr(buckets, "bucket_task", kills_its_worker_once)
+    monkeypatch.setattr(kept_blocks, "kept_bucket_task", kills_its_worker_once)
     model = fit(f"s3://{BUCKET}/killed", client=client)
     assert s3.exists(f"{BUCKET}/killed-killed-a-worker")
     assert pids - set(client.run(os.getpid).values())  # one of them is gone

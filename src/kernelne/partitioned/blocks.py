@@ -40,10 +40,12 @@ def part_size(n: int, parts: int, i: int) -> int:
     return (n - i + parts - 1) // parts
 
 
-def block_path(folder: Location, which: str, part: int, version: int) -> Location:
-    """A block's file of ``version``: two files per block, by the version's parity (version
-    ``t + 1`` is written over ``t - 1``, which nothing reads any more)."""
-    return folder / "blocks" / f"{which}{part}.v{version % 2}.npy"
+def block_path(folder: Location, which: str, part: int, slot: int) -> Location:
+    """A block's file in ``slot`` (0 or 1; any integer is taken modulo 2): two files per
+    block, the recorded version's and the one the next version is written into (over a
+    version nothing reads any more). Which slot holds the recorded version is in
+    ``progress.json`` (``"slot"``; the step's parity where it is not recorded)."""
+    return folder / "blocks" / f"{which}{part}.v{slot % 2}.npy"
 
 
 def write_block(path: Location, array: np.ndarray) -> None:
@@ -159,8 +161,8 @@ class BlockRows:
     over ``A`` this way; putting the matrices together first wrote the whole model to disk
     (1 GB at 1M nodes) at every look."""
 
-    def __init__(self, folder: Location, which: str, n: int, parts: int, d: int, version: int):
-        self.paths = [block_path(folder, which, i, version) for i in range(parts)]
+    def __init__(self, folder: Location, which: str, n: int, parts: int, d: int, slot: int):
+        self.paths = [block_path(folder, which, i, slot) for i in range(parts)]
         self.shape = (n, d)
 
     def __len__(self) -> int:
@@ -197,7 +199,8 @@ def make_noise(folder: Location, counts: np.ndarray, parts: int) -> None:
 
 
 def init_blocks(folder: Location, n: int, parts: int, d: int, seed) -> None:
-    """Version 0 of the blocks: ``A_i ~ U(+-0.5/d)`` (a generator per part), ``B_j = 0``."""
+    """Version 0 of the blocks, in slot 0: ``A_i ~ U(+-0.5/d)`` (a generator per part),
+    ``B_j = 0``."""
     makedirs(folder / "blocks")
     for i in range(parts):
         rng = np.random.default_rng([int(seed) % (1 << 63), i])
@@ -206,11 +209,12 @@ def init_blocks(folder: Location, n: int, parts: int, d: int, seed) -> None:
         save_array(block_path(folder, "B", i, 0), np.zeros((size, d), dtype=np.float32))
 
 
-def assemble(folder: Location, which: str, n: int, parts: int, d: int, version: int,
+def assemble(folder: Location, which: str, n: int, parts: int, d: int, slot: int,
               ) -> np.ndarray:
-    """The full matrix from its blocks, in ``folder/{which}.npy`` (memory-mapped: it is never
-    all in memory); for a URL, in a local temporary file that is unlinked once mapped."""
-    blocks = [block_path(folder, which, i, version) for i in range(parts)]
+    """The full matrix from its blocks in ``slot``, in ``folder/{which}.npy`` (memory-mapped:
+    it is never all in memory); for a URL, in a local temporary file that is unlinked once
+    mapped."""
+    blocks = [block_path(folder, which, i, slot) for i in range(parts)]
     if is_remote(folder):
         scratch = scratch_folder("rows")
         try:

@@ -281,28 +281,47 @@ def _train_pairs(centers, contexts, rates, A, B, kernel, noise, cfg, n_blocks, b
         block_losses[blk, 1] += loss[1]
 
 
-def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_file: str,
+def bucket_task(folder: str, slot: int, i: int, j: int, parts: int, round_file: str,
                 first_walk: int, kernel: KernelArrays, settings: TrainSettings,
                 threads: int = 1, keep: np.ndarray | None = None, filed: bool = False,
                 ) -> dict[str, Any]:
-    """Train bucket ``(i, j)`` on one round's walks: read version ``version`` of ``A_i`` and
-    ``B_j``, write version ``version + 1`` (over version ``version - 1``; a rerun after a
-    crash redoes the same work from the same inputs). Runs in the driver or on a Dask worker;
-    returns the bucket's pairs, losses, learned kernel weights, seconds (in all and by phase)
-    and the process' peak memory (MiB).
+    """Train bucket ``(i, j)`` on one round's walks: read ``A_i`` and ``B_j`` from ``slot``,
+    write the next version into the other slot (over a version nothing reads any more; a
+    rerun after a crash redoes the same work from the same inputs). Runs in the driver or on
+    a Dask worker; returns the bucket's pairs, losses, learned kernel weights, seconds (in all
+    and by phase) and the process' peak memory (MiB).
     ``keep``: subsampling's keep probabilities of every node (``None``: no subsampling).
     ``filed``: the round is filed by part (:mod:`kernelne.partitioned.part_files`): part
     ``i``'s file is read instead of the round's, the same walks in the same windows."""
     start = time.perf_counter()
     root = location(folder)
-    A = read_block(block_path(root, "A", i, version))
-    B = read_block(block_path(root, "B", j, version))
+    A = read_block(block_path(root, "A", i, slot))
+    B = read_block(block_path(root, "B", j, slot))
+    result = train_blocks(root, A, B, i, j, parts, round_file, first_walk, kernel, settings,
+                          threads, keep, filed, time.perf_counter() - start)
+    written = time.perf_counter()
+    write_block(block_path(root, "A", i, 1 - slot), A)
+    write_block(block_path(root, "B", j, 1 - slot), B)
+    result["phases"]["write blocks"] = time.perf_counter() - written
+    result["seconds"] = time.perf_counter() - start
+    return result
+
+
+def train_blocks(root, A: np.ndarray, B: np.ndarray, i: int, j: int, parts: int,
+                 round_file: str, first_walk: int, kernel: KernelArrays,
+                 settings: TrainSettings, threads: int, keep: np.ndarray | None, filed: bool,
+                 read_seconds: float) -> dict[str, Any]:
+    """The training of :func:`bucket_task` on blocks ``A`` (``A_i``) and ``B`` (``B_j``) in
+    memory, updated in place (``root``: the fit's folder; ``read_seconds``: the time taken to
+    get the blocks, reported as the phase ``"read blocks"``): the bucket's pairs, losses,
+    kernel weights, seconds and phases (no ``"write blocks"`` yet) and peak memory."""
+    start = time.perf_counter()
     z = load_npz(root / "noise" / f"noise{j}.npz")
     noise = Noise(z["prob"], z["alias"])
     kernel = KernelArrays(kernel.kinds, kernel.params, np.array(kernel.beta), kernel.scale)
     losses = np.zeros(2)
     pairs = 0
-    phases = {"read blocks": time.perf_counter() - start, "read walks": 0.0}
+    phases = {"read blocks": read_seconds + time.perf_counter() - start, "read walks": 0.0}
     with numba_threads(threads):
         read = time.perf_counter()
         for ids, walks in bucket_walks(root / round_file, i, j, first_walk, filed):
@@ -311,12 +330,8 @@ def bucket_task(folder: str, version: int, i: int, j: int, parts: int, round_fil
                                   losses, keep, phases)
             read = time.perf_counter()
         phases["read walks"] += time.perf_counter() - read
-    written = time.perf_counter()
-    write_block(block_path(root, "A", i, version + 1), A)
-    write_block(block_path(root, "B", j, version + 1), B)
-    phases["write blocks"] = time.perf_counter() - written
     return {"pairs": pairs, "losses": losses.tolist(), "beta": kernel.beta,
-            "seconds": time.perf_counter() - start, "phases": phases,
+            "seconds": read_seconds + time.perf_counter() - start, "phases": phases,
             "peak_mb": peak_memory_mb()}
 
 
@@ -380,9 +395,18 @@ def gather_watching_workers(client, futures: list, interval: float | None = None
     return client.gather(futures)
 
 
-def run_step(client, args: list[tuple]) -> list[dict[str, Any]]:
-    """The results of a step's buckets, :func:`bucket_task` called with each of ``args``: in
-    this process, or on ``client``'s workers (a ``distributed.Client``).
+def part_placement(client, parts: int) -> list[dict[str, Any]]:
+    """``client.submit``'s placement of part ``c``'s tasks, ``c`` in ``0..parts-1``: on the
+    ``c``-th worker (modulo their number, in the order of their addresses), or another one if
+    that one is lost."""
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    return [dict(workers=[workers[c % len(workers)]], allow_other_workers=True)
+            if workers else {} for c in range(parts)]
+
+
+def run_step(client, step: int, args: list[tuple]) -> list[dict[str, Any]]:
+    """The results of step ``step``'s buckets, :func:`bucket_task` called with each of
+    ``args``: in this process, or on ``client``'s workers (a ``distributed.Client``).
 
     On a client every call submits its tasks under keys of its own (the step, the bucket and
     a new random token): Dask hands back the result a key already holds, so a key made of
@@ -391,24 +415,31 @@ def run_step(client, args: list[tuple]) -> list[dict[str, Any]]:
     (:func:`release_futures`)."""
     if client is None:
         return [bucket_task(*a) for a in args]
+    token = uuid.uuid4().hex[:16]
+    futures = [client.submit(bucket_task, *a, pure=False,
+                             key=f"kernelne-bucket-{step}-{a[2]}-{a[3]}-{token}")
+               for a in args]
+    try:
+        return gather_step(client, step, futures)
+    finally:
+        release_futures(client, futures)
+
+
+def gather_step(client, step: int, futures: list) -> list:
+    """:func:`gather_watching_workers` of step ``step``'s tasks; a lost scheduler (not a
+    bucket's own error) is a :class:`TrainingError` that says the step was not recorded."""
     from concurrent.futures import CancelledError
 
     from distributed.comm.core import CommClosedError
 
-    token = uuid.uuid4().hex[:16]
-    futures = [client.submit(bucket_task, *a, pure=False,
-                             key=f"kernelne-bucket-{a[1]}-{a[2]}-{a[3]}-{token}")
-               for a in args]
     try:
         return gather_watching_workers(client, futures)
-    except (CancelledError, CommClosedError) as exc:  # not a bucket's own error
+    except (CancelledError, CommClosedError) as exc:
         address = getattr(getattr(client, "scheduler", None), "address", "?")
         raise TrainingError(
-            f"the Dask scheduler {address} was lost during step {args[0][1]} "
+            f"the Dask scheduler {address} was lost during step {step} "
             f"({type(exc).__name__}): that step was not recorded; with --partition-dir the "
             "same command resumes from the last recorded step once a scheduler is back") from None
-    finally:
-        release_futures(client, futures)
 
 
 def release_futures(client, futures: list) -> None:

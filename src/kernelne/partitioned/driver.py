@@ -18,12 +18,16 @@ visit both parts, so a round costs each bucket a pass over about
 Where it saves reads (:func:`~kernelne.partitioned.part_files.files_by_part`) the rounds are
 also filed by part and bucket ``(i, j)`` reads part ``i``'s file only.
 Each round is trained in ``P`` steps; step ``s`` trains the buckets ``(i, (i + s) mod P)``, which
-touch disjoint blocks and so run in parallel. Every block is read and written once per step:
-step ``t`` reads version ``t`` of the blocks and writes version ``t + 1`` over the files of
-version ``t - 1`` (two files per block, by parity); version ``t + 1`` is valid only when the
-whole step has finished and ``progress.json`` says so. A bucket that dies is rerun from
-version ``t`` (Dask reruns the task of a lost worker); a driver that dies is restarted with the
-same folder and resumes at the first unfinished step. Buckets are deterministic on one thread
+touch disjoint blocks and so run in parallel. In one process every block is read and written
+once per step: step ``t`` reads version ``t`` of the blocks from one of a block's two files
+(its slot, recorded in ``progress.json``) and writes version ``t + 1`` into the other, over a
+version nothing reads any more; version ``t + 1`` is valid only when the whole step has
+finished and ``progress.json`` says so. On Dask the blocks stay on the workers between
+checkpoints (the end of a round, a look of the robust check, the end of the fit;
+:mod:`kernelne.partitioned.kept_blocks`), where they are written the same way. A bucket that
+dies is rerun from its inputs (Dask reruns the task of a lost worker, and the tasks that made
+its lost inputs); a driver that dies is restarted with the same folder and resumes at the
+last recorded step. Buckets are deterministic on one thread
 (negatives seeded by (seed, bucket, the chunk's first walk with a pair there)), so a resumed
 or rerun fit equals a clean one bit for bit. The folder can be an fsspec URL
 (``s3://bucket/run``, :mod:`kernelne.partitioned.store`) that workers reach without a shared
@@ -40,6 +44,8 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +87,7 @@ from kernelne.partitioned.buckets import (
     run_step,
     train_bucket,
 )
+from kernelne.partitioned.kept_blocks import KeptBlocks
 from kernelne.partitioned.locks import (
     check_lock_held,
     partition_folder,
@@ -123,7 +130,8 @@ class PartitionedResult:
     the unigram counts and the run's figures (``bucket_phases``: seconds summed over this
     run's buckets by phase: reading the blocks, reading the walks, listing and training the
     pairs, writing the blocks; ``filed``: whether the buckets read their part's files of the
-    rounds, :mod:`kernelne.partitioned.part_files`)."""
+    rounds, :mod:`kernelne.partitioned.part_files`; ``kept_blocks``: whether the blocks were
+    kept on the Dask workers between checkpoints, :mod:`kernelne.partitioned.kept_blocks`)."""
 
     A: np.ndarray
     B: np.ndarray
@@ -145,6 +153,7 @@ class PartitionedResult:
     trained_pairs: int = 0
     steps: int = 0
     filed: bool = False
+    kept_blocks: bool = False
 
 
 def round_bounds(n_walks: int, rounds: int) -> list[tuple[int, int]]:
@@ -214,8 +223,8 @@ def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: boo
     train_seconds = time.perf_counter() - train_start
     state = run.state
     n, parts, d = graph.n_nodes, int(model.partitions), int(model.dim)
-    A = assemble(folder, "A", n, parts, d, run.steps)
-    B = assemble(folder, "B", n, parts, d, run.steps)
+    A = assemble(folder, "A", n, parts, d, current_slot(state))
+    B = assemble(folder, "B", n, parts, d, current_slot(state))
     return PartitionedResult(
         A, B, np.array(state["beta"], dtype=np.float32), counts, float(state["scale"]),
         list(state["narrowed"]), list(state.get("checks", [])), bool(state["simplex"]),
@@ -223,6 +232,7 @@ def _fit_in(folder: Location, model, graph, kernels, seed, client, progress: boo
         [tuple(x) for x in state["losses"]],
         resumed_at, run.bucket_seconds, run.bucket_phases, run.peak, walk_seconds,
         train_seconds, int(seed), run.trained, run.steps, filed,
+        keeps_blocks(client, folder),
     )
 
 
@@ -262,7 +272,7 @@ def _prepare(folder: Location, model, graph, corpus: WalkCorpus, rounds: int, se
     parts, d, n = int(model.partitions), int(model.dim), graph.n_nodes
     resumed_at = int(state["step"])
     if state.get("walks_done"):
-        check_folder(folder, rounds, parts, n, d, resumed_at, filed)
+        check_folder(folder, rounds, parts, n, d, resumed_at, current_slot(state), filed)
     counts = _make_walks(folder, corpus, rounds, parts, progress, state, client,
                          plan["graph"]["digest"], filed)
     if "walks_done" not in state:
@@ -334,7 +344,7 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
     bar = tqdm(total=len(schedule), initial=int(state["step"]), unit="step",
                disable=not progress, desc=f"training {parts}x{parts} buckets",
                dynamic_ncols=True)
-    with bar:
+    with bar, blocks_held(client, folder, parts) as kept:
         t = int(state["step"])
         kinds_params, settings = _run_settings(model, kernels, total_centers, seed, state, n)
         while t < len(schedule):
@@ -343,10 +353,11 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             kernel = KernelArrays(kinds_params.kinds, kinds_params.params, beta,
                                   kinds_params.scale)
             first = epoch * corpus.n_walks + bounds[r][0]
-            args = [(str(folder), t, i, j, parts, f"walks/round{r}.npy", first, kernel,
+            slot = current_slot(state)
+            args = [(str(folder), slot, i, j, parts, f"walks/round{r}.npy", first, kernel,
                      settings, threads, keep, filed) for i, j in steps[s]]
             check_lock_held(folder)
-            results = run_step(client, args)
+            results = kept.step(t, args) if kept else run_step(client, t, args)
             if settings.learn_beta:
                 beta = np.mean([res["beta"] for res in results], axis=0).astype(np.float32)
             run.add(results, beta, model.negatives)
@@ -354,10 +365,19 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
             shell = None
             looks = [c for c in state.get("checks", [])  # this run's: its kernel scale
                      if c["kernel_scale"] == state["scale"]]
-            if (can_narrow and not state.get("no_verdict")
-                    and len(state["narrowed"]) < MAX_NARROWING
-                    and look_due(t, len(schedule), state["pairs"], min_pairs, looks)):
-                shell = _shell(folder, graph, counts, parts, d, t, beta, state,
+            due = (can_narrow and not state.get("no_verdict")
+                   and len(state["narrowed"]) < MAX_NARROWING
+                   and look_due(t, len(schedule), state["pairs"], min_pairs, looks))
+            if kept is None:
+                state["slot"] = 1 - slot
+            elif due or t % parts == 0 or t == len(schedule):  # a checkpoint
+                check_lock_held(folder)
+                written = kept.checkpoint(str(folder), 1 - slot, t - 1)
+                run.bucket_phases["write blocks"] = (
+                    run.bucket_phases.get("write blocks", 0.0) + written)
+                state["slot"] = 1 - slot
+            if due:
+                shell = _shell(folder, graph, counts, parts, d, state["slot"], beta, state,
                                looks[0] if looks else None)
                 state["no_verdict"] = shell is None  # None: not finite or too few rows
             if shell is not None:
@@ -371,10 +391,41 @@ def _train(folder: Location, model, graph, kernels, seed, client, progress: bool
                 t = 0
                 bar.reset()
                 continue
-            check_lock_held(folder)
-            write_json(progress_file, state)
+            if kept is None or not kept.held:  # the blocks of step t are in their files
+                check_lock_held(folder)
+                write_json(progress_file, state)
             bar.update(1)
     return run
+
+
+def keeps_blocks(client, folder: Location) -> bool:
+    """Whether a fit keeps its blocks on the Dask workers between checkpoints
+    (:mod:`kernelne.partitioned.kept_blocks`): on a client with the folder at a URL, where
+    every block read and write is a whole object moved through the store. In a folder the
+    blocks go through the page cache, which measured faster than Dask's transfers and
+    held a third of the workers' memory (docs/DISTRIBUTED.md); in one process they go
+    through the folder (what lets a model larger than memory be trained)."""
+    return client is not None and is_remote(folder)
+
+
+@contextmanager
+def blocks_held(client, folder: Location, parts: int) -> Iterator[KeptBlocks | None]:
+    """A :class:`~kernelne.partitioned.kept_blocks.KeptBlocks` for the steps if
+    :func:`keeps_blocks` (its blocks dropped however the steps end), else None."""
+    if not keeps_blocks(client, folder):
+        yield None
+        return
+    kept = KeptBlocks(client, parts)
+    try:
+        yield kept
+    finally:
+        kept.release()
+
+
+def current_slot(state: dict) -> int:
+    """The slot of the block files that hold the recorded version (``progress.json``'s
+    ``"slot"``; the step's parity in a record without one)."""
+    return int(state.get("slot", int(state["step"]) % 2))
 
 
 def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nodes: int,
@@ -387,13 +438,13 @@ def _run_settings(model, kernels, total_centers: float, seed, state: dict, n_nod
     return kinds_params, settings
 
 
-def _shell(folder: Location, graph, counts: np.ndarray, parts: int, d: int, version: int,
+def _shell(folder: Location, graph, counts: np.ndarray, parts: int, d: int, slot: int,
            beta: np.ndarray, state: dict, previous: dict | None) -> dict | None:
-    """The robust restart's test (:func:`kernelne.engine.robust.shell_figures`) on version
-    ``version`` of the blocks, read where they lie (:class:`BlockRows`); ``previous``: the
-    run's first reading, if this is the second look."""
-    A = BlockRows(folder, "A", graph.n_nodes, parts, d, version)
-    B = BlockRows(folder, "B", graph.n_nodes, parts, d, version)
+    """The robust restart's test (:func:`kernelne.engine.robust.shell_figures`) on the blocks
+    in ``slot``, read where they lie (:class:`BlockRows`); ``previous``: the run's first
+    reading, if this is the second look."""
+    A = BlockRows(folder, "A", graph.n_nodes, parts, d, slot)
+    B = BlockRows(folder, "B", graph.n_nodes, parts, d, slot)
     return shell_figures(A, B, graph.indptr, graph.indices, counts > 0, beta,
                          float(state["scale"]), int(state["pairs"]), parts,
                          len(state["narrowed"]), previous, finite=A.all_finite())
@@ -405,7 +456,7 @@ def _restart(folder: Location, state: dict, shell: dict, n: int, parts: int, d: 
     MKernelNE on the simplex step if its weights collapsed); the walks are kept. The new
     state is written before the blocks change, so a driver killed here resumes at step 0."""
     state = {
-        "step": 0, "pairs": 0, "losses": [], "walks_done": True,
+        "step": 0, "slot": 0, "pairs": 0, "losses": [], "walks_done": True,
         "scale": float(state["scale"]) * NARROWING,
         "narrowed": [*state["narrowed"], shell],
         "checks": state["checks"],

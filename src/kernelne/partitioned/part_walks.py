@@ -46,6 +46,7 @@ from kernelne.engine.walks import (
 from kernelne.graphs.csr import row_windows
 from kernelne.outputs import atomic_path, write_npy, write_npy_header
 from kernelne.parallel import numba_threads
+from kernelne.partitioned.buckets import part_placement
 
 PARTS = "parts"  # the folder under ``walks/`` of the parts' rows
 WRITE_EDGES = 1 << 20  # edges split by part at a time by :func:`write_part_graphs`
@@ -281,9 +282,7 @@ def submit_round(client, part_dir: str, walk_file: str, round_first: int,
     (their results are empty: a walk has at most ``L`` nodes, and each superstep moves it
     at least one)."""
     parts, length = int(spec["walk_parts"]), int(spec["walk_length"])
-    workers = sorted(client.scheduler_info().get("workers", {}))
-    where = [dict(workers=[workers[c % len(workers)]], allow_other_workers=True)
-             if workers else {} for c in range(parts)]
+    where = part_placement(client, parts)
     outbound = [client.submit(start_task, lo, hi, spec, pure=False,
                               key=f"kernelne-walkers-{name}-start-{lo}-{token}")
                 for lo, hi in ranges]

@@ -82,13 +82,13 @@ def damaged(path: Location, folder: Location, why: str) -> InputError:
                       "to start over", path)
 
 
-def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, version: int,
-                 filed: bool = False) -> None:
+def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, step: int,
+                 slot: int, filed: bool = False) -> None:
     """Before a resumed fit trains: every file it reads is there and whole (the walks and
     masks by their headers, with ``filed`` the rounds' part files and indexes too, the counts
-    and the negatives read), and version ``version`` of the blocks (if above 0: version 0 is
-    made again) has its shape and only finite values. Otherwise :func:`damaged` naming the
-    first bad file."""
+    and the negatives read), and the blocks of step ``step`` in ``slot`` (if above 0: version
+    0 is made again) have their shape and only finite values. Otherwise :func:`damaged`
+    naming the first bad file."""
     for r in range(rounds):
         round_file = folder / "walks" / f"round{r}.npy"
         paths = [round_file, folder / masks_file(f"walks/round{r}.npy")]
@@ -107,11 +107,11 @@ def check_folder(folder: Location, rounds: int, parts: int, n: int, d: int, vers
             read(path)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is the same damage
             raise damaged(path, folder, unreadable_array_file(exc, path)) from None
-    if version == 0:
+    if step == 0:
         return
     for which in "AB":
         for i in range(parts):
-            path = block_path(folder, which, i, version)
+            path = block_path(folder, which, i, slot)
             try:
                 block = read_block(path)
             except (OSError, ValueError) as exc:
@@ -178,6 +178,8 @@ def check_progress(state: dict, path: Location, folder: Location, steps: int,
     if len(losses) != step:  # one loss record a step: a step edited by hand (a fit not done)
         raise bad(f"step {step} but {len(losses)} loss records (one a step): the progress "
                   "record is inconsistent")
+    if state.get("slot", 0) not in (0, 1) or isinstance(state.get("slot"), bool):
+        raise bad(f"slot {repr(state.get('slot'))[:40]}, not 0 or 1")
     if "scale" in state and not (number(state["scale"]) and state["scale"] > 0):
         raise bad(f"scale {str(state['scale'])[:40]!r}, not a positive number")
     beta = state.get("beta")
