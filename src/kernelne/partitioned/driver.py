@@ -403,8 +403,8 @@ def keeps_blocks(client, folder: Location) -> bool:
     (:mod:`kernelne.partitioned.kept_blocks`): on a client with the folder at a URL, where
     every block read and write is a whole object moved through the store. In a folder the
     blocks go through the page cache, which measured faster than Dask's transfers and
-    held a third of the workers' memory (docs/DISTRIBUTED.md); in one process they go
-    through the folder (what lets a model larger than memory be trained)."""
+    held a third of the workers' memory (docs/DISTRIBUTED.md, the plan's item 1); in one
+    process they go through the folder (what lets a model larger than memory be trained)."""
     return client is not None and is_remote(folder)
 
 

@@ -1,5 +1,6 @@
 """A partitioned fit's blocks kept on the Dask workers between the steps of a round
-(docs/DISTRIBUTED.md, "Blocks kept on workers").
+(docs/DISTRIBUTED.md, the plan's item 1); used where the store is a URL
+(:func:`kernelne.partitioned.driver.keeps_blocks`).
 
 Step ``s`` of a round trains bucket ``(i, (i + s) mod P)`` for every part ``i``: ``A_i`` is
 trained by part ``i``'s task at every step, ``B_j`` by a different part's task at each one.
@@ -76,7 +77,7 @@ class KeptBlocks:
         self.client = client
         self.where = part_placement(client, parts)
         self.held: dict[tuple[str, int], Any] = {}
-        self.made: list = []  # every future since the checkpoint: released together
+        self.made: list = []  # the futures this client still holds: released together
 
     def step(self, step: int, args: list[tuple]) -> list[dict[str, Any]]:
         """Submit step ``step``'s buckets (:func:`kept_bucket_task` with each of ``args``, a
