@@ -37,6 +37,7 @@ from _common import current_rss_mb, peak_rss_mb, reset_peak_rss
 import kernelne
 from kernelne import Graph, KernelNE, load_dataset
 from kernelne.engine.propagation import Propagation, mean_degree, propagate_rows
+from kernelne.engine.rows import aligned_rows
 from kernelne.graphs.generators import planted_partition_sbm
 from kernelne.parallel import numba_threads
 
@@ -78,7 +79,8 @@ def main() -> None:
         rec = {"graph": name, "nodes": g.n_nodes,
                "mean_degree": round(mean_degree(g), 1)}
         if args.no_fit:
-            rows = np.random.default_rng(0).random((g.n_nodes, args.dim), dtype=np.float32)
+            rows = aligned_rows(g.n_nodes, args.dim)  # on cache lines, as a fit's rows
+            rows[:] = np.random.default_rng(0).random((g.n_nodes, args.dim), dtype=np.float32)
         else:
             model = KernelNE(dim=args.dim, workers=args.threads, random_state=0,
                              propagate=False, verbose=False)

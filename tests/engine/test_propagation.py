@@ -269,3 +269,23 @@ def test_auto_chooses_by_mean_degree_and_any_other_setting_is_as_given():
     check_propagation("auto")
     with pytest.raises(ValueError, match="decided on a graph"):
         parse_propagation("auto")
+
+
+def test_the_filters_buffers_and_the_result_start_on_cache_lines(monkeypatch):
+    from kernelne.engine import propagation_kernels as kern
+
+    g = Graph.from_edges(*np.random.default_rng(14).integers(0, 500, (2, 4_000)), n_nodes=500)
+    rows = np.random.default_rng(15).standard_normal((500, 70)).astype(np.float32)
+    want = propagate_rows(g, rows)
+    starts = []
+    for name in ("shifted_walk", "clenshaw_step"):
+        real = getattr(kern, name)
+
+        def spy(*args, real=real):
+            starts.extend(a.ctypes.data % 64 for a in args[5:] if isinstance(a, np.ndarray)
+                          and a.ndim == 2 and a is not rows)
+            return real(*args)
+        monkeypatch.setattr(kern, name, spy)
+    got = propagate_rows(g, rows)
+    assert len(starts) > 10 and set(starts) == {0}  # t, b1, b2 (a row of 64 floats: 4 lines)
+    assert got.ctypes.data % 64 == 0 and np.array_equal(got, want)  # the same bits

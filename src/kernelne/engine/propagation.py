@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import iv
 
+from kernelne.engine.rows import aligned_rows
 from kernelne.errors import ParamError
 from kernelne.memory import available_memory_bytes
 
@@ -350,7 +351,8 @@ def _residual(graph: _SelfLooped, rows: np.ndarray, settings: Propagation,
               lo: int = 0, hi: int | None = None) -> np.ndarray:
     """``R - g(L) R`` of the columns ``lo .. hi`` of ``R`` (default: all) by Clenshaw's
     recurrence over the Chebyshev terms (order >= 2): two ``n x (hi - lo)`` float32 buffers
-    and the one returned."""
+    and the one returned, each row on cache lines (:func:`~kernelne.engine.rows.aligned_rows`:
+    a row of 64 floats spans 4 lines, not 5, in each of the products' gathers)."""
     from kernelne.engine import propagation_kernels as kern
 
     k_terms = settings.order
@@ -358,11 +360,11 @@ def _residual(graph: _SelfLooped, rows: np.ndarray, settings: Propagation,
                                              for k in range(1, k_terms)]
     shift = np.float32(1.0 - settings.mu)
     block = rows[:, lo:hi]
-    b1 = np.zeros(block.shape, dtype=np.float32)  # b_{k+1}
+    b1 = aligned_rows(*block.shape, fill=0.0)  # b_{k+1}
     b2 = np.multiply(block, np.float32(coef[k_terms - 1]),
-                     out=np.empty_like(b1))  # b_{K-1} (b_K = 0)
+                     out=aligned_rows(*block.shape))  # b_{K-1} (b_K = 0)
     b1, b2 = b2, b1
-    t = np.empty_like(b1)
+    t = aligned_rows(*block.shape)
     for k in range(k_terms - 2, 0, -1):
         kern.shifted_walk(*graph.arrays, shift, b1, t)
         kern.clenshaw_step(*graph.arrays, shift, t, rows, lo, np.float32(coef[k]), b1, b2)
@@ -481,7 +483,7 @@ def propagate_rows(adjacency: sp.spmatrix | Any, rows: np.ndarray,
     if settings.order == 1:
         return unit_svd_rows(r, out=out)
     graph = _SelfLooped.of(adjacency)
-    mixed = np.empty_like(r) if out is None else out
+    mixed = aligned_rows(*r.shape) if out is None else out
     for lo in range(0, r.shape[1], COLUMN_BLOCK):
         residual = _residual(graph, r, settings, lo, lo + COLUMN_BLOCK)
         kern.hat_product(graph.indptr, graph.indices, graph.weights, residual, mixed, lo)
