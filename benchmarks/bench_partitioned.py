@@ -15,7 +15,10 @@ filed by part (``--filing on|off`` forces it, for an A/B). ``--dask W``: also ev
 P > 1 on a ``LocalCluster`` of W single-thread workers (``--task-threads K``: K numba
 threads a bucket task; ``--keep-blocks off``: the blocks through the folder at every step,
 as by default in a folder; ``--keep-blocks on``: kept on the workers between checkpoints, as
-by default at a URL; for an A/B). ``--walks``: walks per node (80,
+by default at a URL; for an A/B; ``--store s3``: the Dask fits' partition store at
+``s3://`` on moto's S3 server, started by the benchmark as a process of its own on a free
+localhost port, a new prefix a fit, instead of a temporary folder). ``--walks``: walks per
+node (80,
 the paper's, by default). ``--threads``: numba threads of the local fits.
 ``--eval-sample N``: score N labelled nodes drawn with seed 0 (the classifier on a million
 rows takes longer than the fit).
@@ -24,6 +27,11 @@ rows takes longer than the fit).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -71,15 +79,16 @@ def micro_f1(X, labels, repeats: int, sample: int = 0) -> float:
 
 def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
         workers: int | None = 1, sigma: float = 2**0.5, sample: int = 0, rounds: int | None = None,
-        pool: int | str = "auto") -> dict:
+        pool: int | str = "auto", store: str | None = None) -> dict:
     reset_peak_memory()  # this fit's peak, not an earlier fit's in the same process
     start = time.perf_counter()
     model = KernelNE(random_state=0, workers=workers, partitions=partitions, sigma=sigma,
                      walks_per_node=walks, rounds=rounds, negative_pool=pool,
-                     ).fit(graph, client=client)
+                     partition_dir=store).fit(graph, client=client)
     seconds = time.perf_counter() - start
     row = {"P": partitions, "mode": (f"dask {len(client.scheduler_info()['workers'])}w"
                                      if client else "local"), "seconds": seconds,
+           "store": "s3" if store else "folder",
            "threads": workers, "negative_pool": model.negative_pool_,
            "kernel_scale": model.kernel_scale_,
            "shell_checks": [(round(c["offset_ratio"], 3), round(c["neighbour_auc"], 3),
@@ -98,6 +107,37 @@ def run(graph, labels, partitions: int, walks: int, repeats: int, client=None,
     else:
         row["peak_mb"] = peak_memory_mb()
     return row
+
+
+@contextlib.contextmanager
+def moto_s3(bucket: str = "bench"):
+    """moto's S3 server in a process of its own on a free localhost port, one bucket; the
+    AWS_* variables (fake credentials, the endpoint) point s3fs at it here and in every Dask
+    worker started later."""
+    import s3fs
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                      AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+        os.environ.pop(name, None)
+    try:
+        for _ in range(100):  # up in a few seconds
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        s3fs.S3FileSystem.clear_instance_cache()
+        s3fs.S3FileSystem().mkdir(bucket)
+        yield f"s3://{bucket}"
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def main() -> None:
@@ -121,6 +161,8 @@ def main() -> None:
     ap.add_argument("--keep-blocks", choices=["auto", "on", "off"], default="auto",
                     help="on Dask, blocks kept on the workers between checkpoints: at a URL "
                          "(auto), always, never")
+    ap.add_argument("--store", choices=["folder", "s3"], default="folder",
+                    help="the Dask fits' partition store: a temporary folder, or moto's S3")
     ap.add_argument("--local", action=argparse.BooleanOptionalAction, default=True,
                     help="also run P > 1 in this process")
     args = ap.parse_args()
@@ -144,20 +186,25 @@ def main() -> None:
     if args.dask:
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=args.dask, threads_per_worker=1, processes=True) as cluster, \
-                Client(cluster) as client:
-            for p in args.partitions:
+        with contextlib.ExitStack() as stack:
+            url = stack.enter_context(moto_s3()) if args.store == "s3" else None
+            cluster = stack.enter_context(LocalCluster(n_workers=args.dask, threads_per_worker=1,
+                                                       processes=True))
+            client = stack.enter_context(Client(cluster))
+            for k, p in enumerate(args.partitions):
                 if p > 1:
                     rows.append(run(graph, labels, p, args.walks, args.repeats, client,
                                     workers=args.task_threads,
                                     sigma=args.sigma, sample=args.eval_sample,
-                                    rounds=args.rounds, pool=args.negative_pool))
+                                    rounds=args.rounds, pool=args.negative_pool,
+                                    store=url and f"{url}/fit{k}"))
                     print(rows[-1], flush=True)
-    print("\n| P | mode | pool | Micro-F1 (50%) | seconds | walks s | training s | "
+    print("\n| P | mode | store | pool | Micro-F1 (50%) | seconds | walks s | training s | "
           "bucket median s | peak MiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['P']} | {r['mode']} | {r['negative_pool']} | {r['micro_f1']:.4f} | "
+        print(f"| {r['P']} | {r['mode']} | {r['store']} | {r['negative_pool']} | "
+              f"{r['micro_f1']:.4f} | "
               f"{r['seconds']:.1f} | {r.get('walks_s', float('nan')):.1f} | "
               f"{r['training']:.1f} | {r.get('bucket_median_s', float('nan')):.3f} | "
               f"{r['peak_mb']:.0f} |")
