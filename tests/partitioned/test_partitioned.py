@@ -172,6 +172,28 @@ def test_row_windows_are_read_rows_into_one_buffer(tmp_path):
         list(read_row_windows(tmp_path / "a.npy", [(0, 10), (290, 300)]))
 
 
+def test_row_windows_at_a_url_read_the_header_once(monkeypatch):
+    """At a URL each window is one ranged read of the rows after one read of the header."""
+    import uuid
+
+    from kernelne.partitioned import store
+
+    rng = np.random.default_rng(2)
+    array = rng.integers(-1, 9, (300, 7)).astype(np.int32)
+    url = store.location(f"memory://kernelne-windows-{uuid.uuid4().hex}/a.npy")
+    store.write_bytes(url, store.npy_bytes(array))
+    reads = []
+    real = store.read_bytes
+    monkeypatch.setattr(store, "read_bytes",
+                        lambda path, start=None, end=None: reads.append((start, end)) or
+                        real(path, start, end))
+    windows = [(0, 10), (10, 200), (200, 203), (203, 299), (299, 350)]
+    for (lo, hi), got in zip(windows, read_row_windows(url, windows), strict=True):
+        assert np.array_equal(got, array[lo:hi])
+    assert len(reads) == 1 + len(windows) and reads[0] == (0, store.HEADER_BYTES)
+    assert all(start > 0 for start, _ in reads[1:])  # the rows' ranges, no header again
+
+
 @pytest.mark.parametrize("n, parts", [(23, 4), (64, 8), (5, 7), (1, 1)])
 @pytest.mark.parametrize("chunk_bytes", [1, 100, 1 << 20])
 def test_the_assembled_matrix_interleaves_the_blocks(tmp_path, monkeypatch, n, parts,

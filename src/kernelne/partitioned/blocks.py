@@ -25,6 +25,7 @@ from kernelne.partitioned.store import (
     load_npy,
     makedirs,
     npy_bytes,
+    npy_header,
     read_npy_header,
     read_npy_rows,
     scratch_folder,
@@ -114,11 +115,14 @@ def read_row_windows(path: Location, windows: Iterable[tuple[int, int]]) -> Iter
     """Rows ``[lo, hi)`` of a C-order .npy file for each window in turn (:func:`read_rows`),
     from one open file into one buffer reused from window to window (no open, header and
     fresh pages a window): each array is valid until the next one is asked for. A file at a
-    URL is read with one ranged read a window (:func:`~kernelne.partitioned.store.read_npy_rows`);
-    a file cut short is an ``OSError`` naming it and the rows."""
+    URL is read with one ranged read a window after one of its header
+    (:func:`~kernelne.partitioned.store.read_npy_rows`); a file cut short is an ``OSError``
+    naming it and the rows."""
     if is_remote(path):
+        header = None
         for lo, hi in windows:
-            yield read_npy_rows(path, lo, hi)
+            header = header or npy_header(path)
+            yield read_npy_rows(path, lo, hi, header)
         return
     with open(path, "rb", buffering=0) as fh:
         shape, _, dtype = read_npy_header(fh)

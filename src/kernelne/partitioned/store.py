@@ -349,9 +349,12 @@ def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
     return read_header(fh)
 
 
-def read_npy_rows(path: RemotePath, lo: int, hi: int) -> np.ndarray:
-    """Rows ``[lo, hi)`` of the C-order .npy file at the URL ``path``: one ranged read."""
-    shape, _, dtype, offset = npy_header(path)
+def read_npy_rows(path: RemotePath, lo: int, hi: int,
+                  header: tuple[tuple[int, ...], bool, np.dtype, int] | None = None,
+                  ) -> np.ndarray:
+    """Rows ``[lo, hi)`` of the C-order .npy file at the URL ``path``: one ranged read, and
+    one for the header unless ``header`` (:func:`npy_header`'s) is given."""
+    shape, _, dtype, offset = npy_header(path) if header is None else header
     hi = min(hi, shape[0])
     row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
     count = max(hi - lo, 0)
