@@ -18,8 +18,7 @@ as by default in a folder; ``--keep-blocks on``: kept on the workers between che
 by default at a URL; for an A/B; ``--store s3``: the Dask fits' partition store at
 ``s3://`` on moto's S3 server, started by the benchmark as a process of its own on a free
 localhost port, a new prefix a fit, instead of a temporary folder). ``--walks``: walks per
-node (80,
-the paper's, by default). ``--threads``: numba threads of the local fits.
+node (80, the paper's, by default). ``--threads``: numba threads of the local fits.
 ``--eval-sample N``: score N labelled nodes drawn with seed 0 (the classifier on a million
 rows takes longer than the fit).
 """
@@ -126,7 +125,10 @@ def moto_s3(bucket: str = "bench"):
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
         os.environ.pop(name, None)
     try:
-        for _ in range(100):  # up in a few seconds
+        for _ in range(300):  # up in a few seconds
+            if server.poll() is not None:
+                raise SystemExit("bench_partitioned: moto's S3 server did not start "
+                                 "(pip install 'moto[server]')")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
                 break

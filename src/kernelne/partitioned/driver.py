@@ -402,10 +402,10 @@ def keeps_blocks(client, folder: Location) -> bool:
     """Whether a fit keeps its blocks on the Dask workers between checkpoints
     (:mod:`kernelne.partitioned.kept_blocks`): on a client with the folder at a URL, where
     every block read and write is a whole object moved through the store (on moto's S3 the
-    fit ran 1.7x as fast kept). In a folder the
-    blocks go through the page cache, which measured faster than Dask's transfers and
-    held a third of the workers' memory (docs/DISTRIBUTED.md, the plan's item 1); in one
-    process they go through the folder (what lets a model larger than memory be trained)."""
+    fit ran 1.7x as fast kept). In a folder the blocks go through the page cache, which
+    measured faster than Dask's transfers and held a third of the workers' memory
+    (docs/DISTRIBUTED.md, the plan's item 1); in one process they go through the folder
+    (what lets a model larger than memory be trained)."""
     return client is not None and is_remote(folder)
 
 
